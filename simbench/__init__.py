@@ -1,1 +1,39 @@
-from .model import RobotModel
+"""simbench: URDF robots in PyBullet (GUI + collision servers, named-link collision queries)
+and our own rigid-body dynamics, cross-checked against PyBullet and Pinocchio.
+
+``import simbench`` is cheap: PyBullet and numba load only when a name that needs them is used.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import ShapeError, SimbenchError, UnknownNameError, URDFError
+from .model import ModelIssue, RobotModel
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "connect": "simbench.bullet.servers",
+    "ServerPair": "simbench.bullet.servers",
+    "Scene": "simbench.bullet.scene",
+    "load_scene": "simbench.bullet.scene",
+    "NamedCollisionObject": "simbench.bullet.collision",
+    "CollisionDetector": "simbench.bullet.collision",
+    "all_links": "simbench.bullet.collision",
+    "self_collision_pairs": "simbench.bullet.collision",
+    "robot_vs_world": "simbench.bullet.collision",
+    "Simulation": "simbench.sim",
+    "dynamics": "simbench.dynamics",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module = importlib.import_module(_LAZY[name])
+        return module if module.__name__.endswith("." + name) else getattr(module, name)
+    raise AttributeError(f"module 'simbench' has no attribute {name!r}")
+
+
+__all__ = ["RobotModel", "ModelIssue", "SimbenchError", "URDFError", "UnknownNameError",
+           "ShapeError", *_LAZY]

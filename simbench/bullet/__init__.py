@@ -1,0 +1,7 @@
+"""Everything that talks to PyBullet: scenes, the GUI + collision server pair, named-link
+collision queries, and the cross-check of our dynamics against PyBullet."""
+from .scene import BodySpec, LoadedBody, LoadedScene, Scene, SceneError, load_scene
+from .servers import ServerPair, connect, display_available, render
+
+__all__ = ["BodySpec", "LoadedBody", "LoadedScene", "Scene", "SceneError", "load_scene",
+           "ServerPair", "connect", "display_available", "render"]
