@@ -462,7 +462,7 @@ def _build(xml: str | bytes, source: str) -> RobotModel:
         inertial = links[name].inertial
         where = f"link {name!r}"
         if inertial is None:
-            if k > 0 or children[name]:
+            if k > 0:  # a fixed root's inertia never matters
                 issues.append(ModelIssue("missing_inertial", where,
                                          "no <inertial>: massless here; PyBullet gives it 1 kg and "
                                          "unit inertia" + (" (PyBullet ignores it for a link named "

@@ -1,0 +1,193 @@
+"""RobotModel against PyBullet's own reading of every URDF in pybullet_data, plus error paths."""
+import glob
+import hashlib
+import math
+import os
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from simbench.errors import ShapeError, UnknownNameError, URDFError
+from simbench.model import RobotModel
+
+DATA = pybullet_data.getDataPath()
+# URDFs PyBullet loads but that are not valid URDF for any strict parser: unexpanded xacro.
+NOT_URDF = {"husky/husky.urdf": "$(optenv HUSKY_IMU_XYZ ...)"}
+
+
+def _corpus():
+    seen, files = set(), []
+    for path in sorted(glob.glob(os.path.join(DATA, "**", "*.urdf"), recursive=True)):
+        digest = hashlib.sha1(open(path, "rb").read()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            files.append(path)
+    return files
+
+
+def test_every_pybullet_data_urdf_matches_pybullet(direct_client):
+    """Same joint names in the same order as getJointInfo; same mass and principal inertia as
+    getDynamicsInfo wherever PyBullet keeps the file's values, and a model issue where not."""
+    c = direct_client
+    checked = flagged = 0
+    for path in _corpus():
+        rel = os.path.relpath(path, DATA)
+        p.resetSimulation(physicsClientId=c)
+        try:
+            body = p.loadURDF(path, useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                              physicsClientId=c)
+        except p.error:
+            continue  # PyBullet cannot load it either
+        if rel in NOT_URDF:
+            with pytest.raises(URDFError, match="expected 3 finite numbers"):
+                RobotModel.from_urdf(path)
+            continue
+        model = RobotModel.from_urdf(path)
+        n = p.getNumJoints(body, physicsClientId=c)
+        info = [p.getJointInfo(body, j, physicsClientId=c) for j in range(n)]
+        assert [i[1].decode() for i in info] == list(model.joint_all_names), rel
+        assert [i[12].decode() for i in info] == list(model.link_names[1:]), rel
+        movable = [i[1].decode() for i in info if i[2] != p.JOINT_FIXED]
+        assert movable == list(model.joint_names), rel
+        flagged_links = {issue.data.get("link") for issue in model.issues
+                         if issue.kind in ("inertia_triangle_inequality", "missing_inertial")}
+        for k in range(1, model.nlinks):
+            mass, _, diag = p.getDynamicsInfo(body, k - 1, physicsClientId=c)[:3]
+            ours = np.linalg.eigvalsh(model.link_inertia[k])
+            same = (math.isclose(mass, model.link_mass[k], rel_tol=1e-12, abs_tol=1e-12)
+                    and np.allclose(sorted(diag), ours, rtol=1e-9, atol=1e-12))
+            if not same:
+                assert model.link_names[k] in flagged_links, (rel, model.link_names[k], mass, diag)
+                flagged += 1
+        checked += 1
+    assert checked > 250
+    assert flagged >= 10  # TwoJointRobot_*, mini_cheetah, xarm, spirit40newer, ...
+
+
+def test_inertial_rpy_is_applied_and_spatial_inertia_is_parallel_axis():
+    xml = """<robot name="r"><link name="base"/>
+      <link name="arm"><inertial><origin xyz="0.1 0.2 0.3" rpy="0 0 1.5707963267948966"/>
+        <mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="2" iyz="0" izz="3"/></inertial></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 2"/>
+        <limit lower="-1" upper="1" effort="5" velocity="2"/></joint></robot>"""
+    m = RobotModel.from_urdf_string(xml)
+    # rotating by 90 deg about z swaps the x and y moments
+    np.testing.assert_allclose(m.link_inertia[1], np.diag([2.0, 1.0, 3.0]), atol=1e-15)
+    np.testing.assert_allclose(m.link_com[1], [0.1, 0.2, 0.3])
+    G = m.link_spatial_inertia[1]
+    c = np.array([0.1, 0.2, 0.3])
+    steiner = np.diag([2.0, 1.0, 3.0]) + 2 * (c @ c * np.eye(3) - np.outer(c, c))
+    np.testing.assert_allclose(G[:3, :3], steiner, atol=1e-14)
+    np.testing.assert_allclose(G[3:, 3:], 2 * np.eye(3))
+    np.testing.assert_allclose(m.joint_axis[0], [0, 0, 1])
+    assert [i.kind for i in m.issues] == ["axis_not_unit"]
+    assert (m.dof, m.joint_names, m.joint_index("j")) == (1, ("j",), 0)
+    assert m.joint_effort[0] == 5 and m.joint_velocity[0] == 2
+
+
+def test_random_configuration_and_neutral_respect_limits():
+    m = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    qs = m.random_configuration(0, n=2000)
+    assert qs.shape == (2000, 7)
+    assert np.all(qs >= m.lower) and np.all(qs <= m.upper)
+    assert np.all(m.neutral() == 0)
+    r2d2 = RobotModel.from_urdf("pybullet_data:r2d2.urdf")  # continuous wheels
+    q = r2d2.random_configuration(1, n=500)
+    cont = [i for i, j in enumerate(r2d2.movable) if r2d2.joint_type[j] == "continuous"]
+    assert cont and np.all(np.abs(q[:, cont]) <= math.pi)
+
+
+def test_model_is_immutable():
+    m = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    with pytest.raises(ValueError):
+        m.link_mass[1] = 3.0
+    with pytest.raises(AttributeError):
+        m.name = "x"
+    k = m.link_index("lbr_iiwa_link_3")
+    heavier = m.with_link_inertial("lbr_iiwa_link_3", mass=2 * m.link_mass[k])
+    assert heavier.link_mass[k] == 2 * m.link_mass[k] and m.link_mass[k] != heavier.link_mass[k]
+    np.testing.assert_allclose(heavier.link_spatial_inertia[k][3:, 3:], 2 * m.link_mass[k] * np.eye(3))
+
+
+def test_issues_name_the_link_and_numbers():
+    m = RobotModel.from_urdf("pybullet_data:TwoJointRobot_wo_fixedJoints.urdf")
+    tri = [i for i in m.issues if i.kind == "inertia_triangle_inequality"]
+    assert tri and tri[0].data["link"] == "link_1" and "0.169418" in tri[0].message
+    m = RobotModel.from_urdf("pybullet_data:quadruped/spirit40newer.urdf")
+    assert {"FR_upper_shoulder", "RL_upper_shoulder"} <= {i.data["link"] for i in m.issues
+                                                        if i.kind == "missing_inertial"}
+
+
+# ---------------------------------------------------------------------------- error paths
+ARM = """<robot name="bad">{links}{joints}</robot>"""
+LINK = '<link name="{}"/>'
+JOINT = ('<joint name="{n}" type="revolute"><parent link="{p}"/><child link="{c}"/>'
+         '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+
+
+def _urdf(links, joints):
+    return ARM.format(links="".join(LINK.format(l) for l in links),
+                      joints="".join(JOINT.format(n=n, p=a, c=b) for n, a, b in joints))
+
+
+def test_missing_file_names_the_path():
+    with pytest.raises(URDFError, match="not found: '/nonexistent/robot.urdf'"):
+        RobotModel.from_urdf("/nonexistent/robot.urdf")
+    with pytest.raises(URDFError, match="pybullet_data:nope.urdf"):
+        RobotModel.from_urdf("pybullet_data:nope.urdf")
+
+
+def test_malformed_xml_names_the_file(tmp_path):
+    f = tmp_path / "broken.urdf"
+    f.write_text('<robot name="x"><link name="a"></robot>')
+    with pytest.raises(URDFError, match=r"broken\.urdf: malformed XML.*line 1"):
+        RobotModel.from_urdf(f)
+
+
+def test_joint_naming_missing_link_lists_close_matches():
+    xml = _urdf(["base", "upper_arm"], [("shoulder", "base", "uper_arm")])
+    with pytest.raises(URDFError, match=r"joint 'shoulder' <child>: unknown link 'uper_arm'.*'upper_arm'"):
+        RobotModel.from_urdf_string(xml)
+
+
+def test_cycle_and_two_parents_and_two_roots():
+    with pytest.raises(URDFError, match="cycle"):
+        RobotModel.from_urdf_string(_urdf(["a", "b"], [("j1", "a", "b"), ("j2", "b", "a")]))
+    with pytest.raises(URDFError, match=r"link 'c' is the child of two joints, 'j1' and 'j2'"):
+        RobotModel.from_urdf_string(_urdf(["a", "b", "c"], [("j1", "a", "c"), ("j2", "b", "c")]))
+    with pytest.raises(URDFError, match=r"2 root links \['a', 'b'\]"):
+        RobotModel.from_urdf_string(_urdf(["a", "b"], []))
+    with pytest.raises(URDFError, match=r"not reachable from the root 'a'"):
+        RobotModel.from_urdf_string(_urdf(["a", "b", "c"], [("j1", "b", "c"), ("j2", "c", "b")]))
+
+
+def test_bad_numbers_and_types_name_the_element():
+    xml = _urdf(["a", "b"], [("j1", "a", "b")]).replace('lower="-1"', 'lower="abc"')
+    with pytest.raises(URDFError, match=r"joint 'j1' <limit lower='abc'>: expected 1 finite number"):
+        RobotModel.from_urdf_string(xml)
+    xml = _urdf(["a", "b"], [("j1", "a", "b")]).replace('type="revolute"', 'type="hinge"')
+    with pytest.raises(URDFError, match=r"joint 'j1' has type 'hinge'; expected one of"):
+        RobotModel.from_urdf_string(xml)
+    xml = '<robot name="x"><link name="a"/><joint name="j" type="fixed"><child link="a"/></joint></robot>'
+    with pytest.raises(URDFError, match=r"joint 'j' has no <parent link=...>"):
+        RobotModel.from_urdf_string(xml)
+
+
+def test_unknown_joint_and_link_names_list_close_matches():
+    m = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    with pytest.raises(UnknownNameError, match=r"unknown movable joint 'lbr_iiwa_joint_8'.*did you mean"):
+        m.joint_index("lbr_iiwa_joint_8")
+    with pytest.raises(UnknownNameError, match=r"'lbr_iiwa_link_7'"):
+        m.link_index("lbr_iiwa_link7")
+
+
+def test_wrong_q_shape_says_expected_shape_and_joint_order():
+    m = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    with pytest.raises(ShapeError, match=r"shape \(6,\); expected \(\.\.\., 7\) with joints in order \['lbr_iiwa_joint_1'"):
+        m.check_q(np.zeros(6))
+    with pytest.raises(ShapeError, match=r"non-finite value nan at index \(2,\) \(joint 'lbr_iiwa_joint_3'\)"):
+        m.check_q([0, 0, np.nan, 0, 0, 0, 0])
+    by_name = {n: 0.1 * i for i, n in enumerate(m.joint_names)}
+    np.testing.assert_allclose(m.check_q(by_name), 0.1 * np.arange(7))
