@@ -1,0 +1,112 @@
+"""Scenes: TOML parsing, loading into the two servers, isolation between them, error paths."""
+import numpy as np
+import pybullet as p
+import pytest
+
+import simbench
+from simbench.bullet.scene import DEFAULT_SCENE, Scene, SceneError
+from simbench.errors import UnknownNameError
+
+
+def test_default_scene_loads_into_both_servers_with_equal_ids():
+    with simbench.connect(gui=False) as pair:
+        assert pair.main.bodies == pair.collision.bodies == {
+            "ground": 0, "robot": 1, "cube1": 2, "cube2": 3, "cube3": 4}
+        assert pair.main.client != pair.collision.client
+        for loaded in (pair.main, pair.collision):
+            pos, orn = p.getBasePositionAndOrientation(loaded.bodies["cube1"], physicsClientId=loaded.client)
+            np.testing.assert_allclose(pos, [1, 1, 0.5])
+            assert p.getPhysicsEngineParameters(physicsClientId=loaded.client)["gravityAccelerationZ"] == pytest.approx(-9.81)
+            mass = p.getDynamicsInfo(loaded.bodies["robot"], 6, physicsClientId=loaded.client)[0]
+            assert mass == pytest.approx(0.3)  # kuka link 7 from the file, not recomputed
+        robot = pair.collision.robot
+        assert robot.movable_names == tuple(f"lbr_iiwa_joint_{i}" for i in range(1, 8))
+        assert pair.collision.link("robot", "lbr_iiwa_link_7") == (1, 6)
+        assert pair.collision.link("cube1") == (2, -1)
+        assert robot.model.joint_names == robot.movable_names
+
+
+def test_moving_the_collision_robot_leaves_the_main_server_untouched():
+    with simbench.connect(gui=False) as pair:
+        main = pair.main.robot
+        p.setJointMotorControlArray(main.id, main.movable_indices, p.VELOCITY_CONTROL,
+                                    targetVelocities=[0.5] * 7, forces=[50] * 7, physicsClientId=pair.main.client)
+        for _ in range(50):
+            p.stepSimulation(physicsClientId=pair.main.client)
+        before = p.getJointStates(main.id, main.movable_indices, physicsClientId=pair.main.client)
+        col = pair.collision.robot
+        for q in np.random.default_rng(0).uniform(-2, 2, (20, 7)):
+            for j, v in zip(col.movable_indices, q):
+                p.resetJointState(col.id, j, v, 1.0, physicsClientId=pair.collision.client)
+            p.getClosestPoints(col.id, pair.collision.bodies["cube1"], 1.0, physicsClientId=pair.collision.client)
+        after = p.getJointStates(main.id, main.movable_indices, physicsClientId=pair.main.client)
+        assert [s[:2] for s in before] == [s[:2] for s in after]  # bit for bit
+
+
+def test_orientation_rpy_and_quaternion_and_initial_joints(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text("""
+gravity = [0, 0, -3.7]
+[[body]]
+name = "arm"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+position = [0.5, 0, 0.1]
+orientation = [0, 0, 1.5707963267948966]
+fixed_base = true
+[body.joints]
+lbr_iiwa_joint_2 = 0.7
+[[body]]
+name = "box"
+urdf = "pybullet_data:cube_small.urdf"
+orientation = [0, 0, 2, 0]
+""")
+    scene = Scene.from_toml(f)
+    assert scene.body("box").orientation == (0.0, 0.0, 1.0, 0.0)
+    with simbench.connect(f, gui=False) as pair:
+        c = pair.main.client
+        _, orn = p.getBasePositionAndOrientation(pair.bodies["arm"], physicsClientId=c)
+        np.testing.assert_allclose(orn, [0, 0, np.sqrt(0.5), np.sqrt(0.5)], atol=1e-12)
+        assert p.getJointState(pair.bodies["arm"], 1, physicsClientId=c)[0] == pytest.approx(0.7)
+        assert p.getPhysicsEngineParameters(physicsClientId=c)["gravityAccelerationZ"] == pytest.approx(-3.7)
+        assert pair.main.robot_name == "arm"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[body]]\nname = "a"\nurdf = "nope.urdf"', r"body 'a': URDF file not found: 'nope.urdf'"),
+    ('[[body]]\nname = "a"\nurdf = "pybullet_data:cube.urdf"\nposition = [1, 2]',
+     r"body 'a': position = \[1, 2\]; expected 3 finite numbers"),
+    ('[[body]]\nname = "a"\nurdf = "pybullet_data:cube.urdf"\npositon = [1, 2, 3]',
+     r"unknown body key 'positon'.*did you mean 'position'"),
+    ('[[body]]\nname = "a"\nurdf = "pybullet_data:cube.urdf"\n[[body]]\nname = "a"\nurdf = "pybullet_data:cube.urdf"',
+     r"body names must be unique; repeated: \['a'\]"),
+    ('robot = "robt"\n[[body]]\nname = "robot"\nurdf = "pybullet_data:cube.urdf"', r"unknown body 'robt'.*'robot'"),
+    ('[[body]\nname = "a"', r"not valid TOML"),
+    ('gravity = [0, 0, -9.81]', r"the scene has no \[\[body\]\] entries"),
+])
+def test_scene_errors_name_the_problem(tmp_path, text, message):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises((SceneError, UnknownNameError), match=message):
+        Scene.from_toml(f)
+
+
+def test_unknown_link_and_joint_names_list_close_matches():
+    with simbench.connect(DEFAULT_SCENE, gui=False) as pair:
+        with pytest.raises(UnknownNameError, match=r"unknown link 'lbr_iiwa_link_77' in body 'robot'; did you mean 'lbr_iiwa_link_7'"):
+            pair.collision.link("robot", "lbr_iiwa_link_77")
+        with pytest.raises(UnknownNameError, match=r"unknown joint 'joint_2'.*'lbr_iiwa_joint_2'"):
+            pair.main.robot.joint_index("joint_2")
+        with pytest.raises(UnknownNameError, match=r"unknown body 'cube4'.*did you mean 'cube3', 'cube2', 'cube1'"):
+            pair.main.body("cube4")
+
+
+def test_missing_scene_file():
+    with pytest.raises(SceneError, match=r"scene file not found: 'no/such/scene.toml'"):
+        simbench.connect("no/such/scene.toml", gui=False)
+
+
+def test_gui_without_display_falls_back_with_a_notice(monkeypatch, capsys):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    with simbench.connect(gui=True) as pair:
+        assert pair.gui is False
+    assert "no display found" in capsys.readouterr().err
