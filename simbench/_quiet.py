@@ -22,9 +22,19 @@ def quiet_stdout() -> Iterator[None]:
         os.dup2(devnull, 1)
         yield
     finally:
+        _flush_c_stdio()  # C printf output is buffered: drop it while fd 1 is /dev/null
         os.dup2(saved, 1)
         os.close(saved)
         os.close(devnull)
+
+
+def _flush_c_stdio() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
 
 
 def import_pybullet() -> ModuleType:

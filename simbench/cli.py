@@ -90,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimbenchError as exc:
         print(f"simbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `simbench info ... | head`
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"simbench {args.command}: interrupted", file=sys.stderr)
         return 130
