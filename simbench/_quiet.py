@@ -1,4 +1,4 @@
-"""Import PyBullet without its "pybullet build time" banner on stdout."""
+"""Import PyBullet without its "pybullet build time" banner."""
 from __future__ import annotations
 
 import contextlib
@@ -6,26 +6,6 @@ import os
 import sys
 from collections.abc import Iterator
 from types import ModuleType
-
-
-@contextlib.contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Silence file descriptor 1 (C-level prints from PyBullet) inside the block."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError):  # no real stdout (e.g. captured): nothing to silence
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        _flush_c_stdio()  # C printf output is buffered: drop it while fd 1 is /dev/null
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
 
 
 def _flush_c_stdio() -> None:
@@ -37,8 +17,32 @@ def _flush_c_stdio() -> None:
         pass
 
 
+@contextlib.contextmanager
+def quiet_fds(*fds: int) -> Iterator[None]:
+    """Silence C-level output on file descriptors ``fds`` (default 1 and 2) inside the block."""
+    fds = fds or (1, 2)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = [os.dup(fd) for fd in fds]
+    except (OSError, ValueError):  # no real descriptors (e.g. captured): nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in fds:
+            os.dup2(devnull, fd)
+        yield
+    finally:
+        _flush_c_stdio()  # C stdio may buffer: drop what was written while silenced
+        for fd, copy in zip(fds, saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(devnull)
+
+
 def import_pybullet() -> ModuleType:
     if "pybullet" not in sys.modules:
-        with quiet_stdout():
+        with quiet_fds():
             import pybullet  # noqa: F401
     return sys.modules["pybullet"]
