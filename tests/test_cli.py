@@ -1,0 +1,48 @@
+"""The simbench command: output content and exit codes (2 and one line on user errors)."""
+import subprocess
+import sys
+
+import pytest
+
+from simbench.cli import main
+
+
+def run(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "simbench.cli", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_info_prints_tree_dof_mass_limits_and_issues(capsys):
+    assert main(["info", "pybullet_data:TwoJointRobot_wo_fixedJoints.urdf"]) == 0
+    out = capsys.readouterr().out
+    assert "dof: 2" in out and "total mass:" in out
+    assert "joint_1 (revolute [-3.14, 3.14]" in out or "joint_1 (revolute" in out
+    assert "inertia_triangle_inequality: link 'link_1'" in out
+
+
+def test_info_kuka_tree_and_mass(capsys):
+    assert main(["info", "pybullet_data:kuka_iiwa/model.urdf"]) == 0
+    out = capsys.readouterr().out
+    # total mass of the file: 0 + 4 + 4 + 3 + 2.7 + 1.7 + 1.8 + 0.3 kg
+    assert "dof: 7, total mass: 17.5 kg" in out
+    assert "-- lbr_iiwa_joint_7 (revolute [-3.054, 3.054] axis [0. 0. 1.]) --> lbr_iiwa_link_7" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["info", "no/such/robot.urdf"], "simbench info: error: URDF file not found: 'no/such/robot.urdf'"),
+    (["info", "pybullet_data:kuka.urdf"], "simbench info: error: URDF file not found: 'pybullet_data:kuka.urdf'"),
+])
+def test_user_errors_exit_2_with_one_line_and_no_traceback(args, message):
+    proc = run(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == message or proc.stderr.strip().startswith(message)
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "pybullet build time" not in proc.stdout + proc.stderr
+
+
+def test_malformed_urdf_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="r">\n<link name="a">\n</robot>\n')
+    proc = run("info", str(bad))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{bad}: malformed XML" in proc.stderr and "line 3" in proc.stderr
