@@ -1,0 +1,524 @@
+"""Loop kernels of the rigid-body algorithms, compiled with numba (``cache=True``).
+
+Each algorithm is written once as plain loop code over the links of a tree; it runs as ordinary
+Python under ``NUMBA_DISABLE_JIT=1``. The model enters as two packed arrays (one numba
+specialisation for every robot, few arguments to unbox per call):
+
+``idata`` (nl, 3) int64
+    ``parent`` (-1 for the root), ``jtype`` (FIXED=0, REVOLUTE=1, PRISMATIC=2), ``vidx``
+    (index into q, -1 for fixed joints and the root).
+``fdata`` (nl, NF) float64
+    ``R0`` (9, row-major) and ``p0`` (3): the joint origin (parent frame -> joint frame at q=0);
+    ``axis`` (3) in the joint frame; ``mass``; ``h = m c`` (3); ``Io`` (9) rotational inertia
+    about the link origin, link axes.
+
+Spatial vectors are [angular; linear] in the link frame (slides of seed 001): twist ``V = (w, v)``,
+wrench ``F = (m, f)``. For link ``k`` with parent ``p``, ``(R, t)`` is the pose of ``k`` in ``p``:
+``R = R0 Rot(axis, q)``, ``t = p0`` (revolute) or ``R = R0``, ``t = p0 + R0 axis q`` (prismatic).
+Motion transform parent -> child: ``w_k = R^T w_p``, ``v_k = R^T (v_p + w_p x t)``;
+force transform child -> parent: ``f_p = R f_k``, ``m_p = R m_k + t x (R f_k)``.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+
+def _pick_threading_layer() -> None:
+    """A thread-safe layer (OpenMP or TBB) when one is available, else the work queue."""
+    if os.environ.get("NUMBA_THREADING_LAYER"):
+        return
+    try:
+        import numba.np.ufunc.omppool  # noqa: F401
+        numba.config.THREADING_LAYER = "threadsafe"
+        return
+    except Exception:  # pragma: no cover - depends on the machine
+        pass
+    try:  # pragma: no cover
+        import numba.np.ufunc.tbbpool  # noqa: F401
+        numba.config.THREADING_LAYER = "threadsafe"
+    except Exception:  # pragma: no cover
+        numba.config.THREADING_LAYER = "workqueue"
+
+
+_pick_threading_layer()
+
+# packed column layout of fdata
+C_R0, C_P0, C_AX, C_M, C_H, C_IO = 0, 9, 12, 15, 16, 19
+NF = 28
+# work array columns: R (9), t (3), v (6), a (6), f (6), Rw (9)
+W_R, W_T, W_V, W_A, W_F, W_RW = 0, 9, 12, 18, 24, 30
+NW = 39
+FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
+
+
+@njit(cache=True)
+def joint_transform(idata, fdata, q, k, W):
+    """Pose (R, t) of link k in its parent's frame, stored in W[k, W_R:W_R+9], W[k, W_T:W_T+3]."""
+    jt = idata[k, 1]
+    ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+    if jt == REVOLUTE:
+        qk = q[idata[k, 2]]
+        c = math.cos(qk)
+        s = math.sin(qk)
+        u = 1.0 - c
+        r00 = u * ax * ax + c
+        r01 = u * ax * ay - s * az
+        r02 = u * ax * az + s * ay
+        r10 = u * ax * ay + s * az
+        r11 = u * ay * ay + c
+        r12 = u * ay * az - s * ax
+        r20 = u * ax * az - s * ay
+        r21 = u * ay * az + s * ax
+        r22 = u * az * az + c
+        for i in range(3):
+            a0 = fdata[k, C_R0 + 3 * i]
+            a1 = fdata[k, C_R0 + 3 * i + 1]
+            a2 = fdata[k, C_R0 + 3 * i + 2]
+            W[k, W_R + 3 * i] = a0 * r00 + a1 * r10 + a2 * r20
+            W[k, W_R + 3 * i + 1] = a0 * r01 + a1 * r11 + a2 * r21
+            W[k, W_R + 3 * i + 2] = a0 * r02 + a1 * r12 + a2 * r22
+            W[k, W_T + i] = fdata[k, C_P0 + i]
+    else:
+        d = 0.0
+        if jt == PRISMATIC:
+            d = q[idata[k, 2]]
+        for i in range(9):
+            W[k, W_R + i] = fdata[k, C_R0 + i]
+        for i in range(3):
+            W[k, W_T + i] = fdata[k, C_P0 + i] + d * (fdata[k, C_R0 + 3 * i] * ax
+                                                      + fdata[k, C_R0 + 3 * i + 1] * ay
+                                                      + fdata[k, C_R0 + 3 * i + 2] * az)
+
+
+@njit(cache=True)
+def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
+    """Recursive Newton-Euler (seed 001): tau = M qdd + C qd + g - sum J_k^T F_ext,k.
+
+    ``fext`` (nl, 6): wrench [torque, force] on each link, world frame, about the link origin.
+    """
+    nl = idata.shape[0]
+    # root: at rest, acceleration -g (gravity as a fictitious base acceleration)
+    for i in range(6):
+        W[0, W_V + i] = 0.0
+        W[0, W_A + i] = 0.0
+        W[0, W_F + i] = 0.0
+    W[0, W_A + 3] = -gx
+    W[0, W_A + 4] = -gy
+    W[0, W_A + 5] = -gz
+    for i in range(9):
+        W[0, W_RW + i] = 0.0
+    W[0, W_RW] = 1.0
+    W[0, W_RW + 4] = 1.0
+    W[0, W_RW + 8] = 1.0
+    for k in range(1, nl):
+        p = idata[k, 0]
+        jt = idata[k, 1]
+        joint_transform(idata, fdata, q, k, W)
+        # parent velocity and acceleration moved to the child origin, parent axes
+        wx, wy, wz = W[p, W_V], W[p, W_V + 1], W[p, W_V + 2]
+        tx, ty, tz = W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]
+        vx = W[p, W_V + 3] + wy * tz - wz * ty
+        vy = W[p, W_V + 4] + wz * tx - wx * tz
+        vz = W[p, W_V + 5] + wx * ty - wy * tx
+        bx, by, bz = W[p, W_A], W[p, W_A + 1], W[p, W_A + 2]
+        cx = W[p, W_A + 3] + by * tz - bz * ty
+        cy = W[p, W_A + 4] + bz * tx - bx * tz
+        cz = W[p, W_A + 5] + bx * ty - by * tx
+        # rotate into the child frame: x_child = R^T x_parent
+        for i in range(3):
+            r0 = W[k, W_R + i]
+            r1 = W[k, W_R + 3 + i]
+            r2 = W[k, W_R + 6 + i]
+            W[k, W_V + i] = r0 * wx + r1 * wy + r2 * wz
+            W[k, W_V + 3 + i] = r0 * vx + r1 * vy + r2 * vz
+            W[k, W_A + i] = r0 * bx + r1 * by + r2 * bz
+            W[k, W_A + 3 + i] = r0 * cx + r1 * cy + r2 * cz
+        if jt != FIXED:
+            j = idata[k, 2]
+            ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+            sd = qd[j]
+            sdd = qdd[j]
+            w0, w1, w2 = W[k, W_V], W[k, W_V + 1], W[k, W_V + 2]
+            u0, u1, u2 = W[k, W_V + 3], W[k, W_V + 4], W[k, W_V + 5]
+            if jt == REVOLUTE:
+                # a += S qdd + v_parent_in_child x (S qd); (S qd) = (axis qd, 0)
+                sx, sy, sz = ax * sd, ay * sd, az * sd
+                W[k, W_A] += ax * sdd + w1 * sz - w2 * sy
+                W[k, W_A + 1] += ay * sdd + w2 * sx - w0 * sz
+                W[k, W_A + 2] += az * sdd + w0 * sy - w1 * sx
+                W[k, W_A + 3] += u1 * sz - u2 * sy
+                W[k, W_A + 4] += u2 * sx - u0 * sz
+                W[k, W_A + 5] += u0 * sy - u1 * sx
+                W[k, W_V] += sx
+                W[k, W_V + 1] += sy
+                W[k, W_V + 2] += sz
+            else:
+                sx, sy, sz = ax * sd, ay * sd, az * sd
+                W[k, W_A + 3] += ax * sdd + w1 * sz - w2 * sy
+                W[k, W_A + 4] += ay * sdd + w2 * sx - w0 * sz
+                W[k, W_A + 5] += az * sdd + w0 * sy - w1 * sx
+                W[k, W_V + 3] += sx
+                W[k, W_V + 4] += sy
+                W[k, W_V + 5] += sz
+        # f = I a + v x* (I v) - F_ext
+        m = fdata[k, C_M]
+        hx, hy, hz = fdata[k, C_H], fdata[k, C_H + 1], fdata[k, C_H + 2]
+        w0, w1, w2 = W[k, W_V], W[k, W_V + 1], W[k, W_V + 2]
+        u0, u1, u2 = W[k, W_V + 3], W[k, W_V + 4], W[k, W_V + 5]
+        a0, a1, a2 = W[k, W_A], W[k, W_A + 1], W[k, W_A + 2]
+        b0, b1, b2 = W[k, W_A + 3], W[k, W_A + 4], W[k, W_A + 5]
+        I = fdata[k, C_IO:C_IO + 9]
+        # momentum of v: ang = Io w + h x u, lin = m u - h x w
+        ma0 = I[0] * w0 + I[1] * w1 + I[2] * w2 + (hy * u2 - hz * u1)
+        ma1 = I[3] * w0 + I[4] * w1 + I[5] * w2 + (hz * u0 - hx * u2)
+        ma2 = I[6] * w0 + I[7] * w1 + I[8] * w2 + (hx * u1 - hy * u0)
+        ml0 = m * u0 - (hy * w2 - hz * w1)
+        ml1 = m * u1 - (hz * w0 - hx * w2)
+        ml2 = m * u2 - (hx * w1 - hy * w0)
+        # I a
+        fa0 = I[0] * a0 + I[1] * a1 + I[2] * a2 + (hy * b2 - hz * b1)
+        fa1 = I[3] * a0 + I[4] * a1 + I[5] * a2 + (hz * b0 - hx * b2)
+        fa2 = I[6] * a0 + I[7] * a1 + I[8] * a2 + (hx * b1 - hy * b0)
+        fl0 = m * b0 - (hy * a2 - hz * a1)
+        fl1 = m * b1 - (hz * a0 - hx * a2)
+        fl2 = m * b2 - (hx * a1 - hy * a0)
+        # v x* M = (w x Ma + u x Ml, w x Ml)
+        fa0 += w1 * ma2 - w2 * ma1 + u1 * ml2 - u2 * ml1
+        fa1 += w2 * ma0 - w0 * ma2 + u2 * ml0 - u0 * ml2
+        fa2 += w0 * ma1 - w1 * ma0 + u0 * ml1 - u1 * ml0
+        fl0 += w1 * ml2 - w2 * ml1
+        fl1 += w2 * ml0 - w0 * ml2
+        fl2 += w0 * ml1 - w1 * ml0
+        W[k, W_F] = fa0
+        W[k, W_F + 1] = fa1
+        W[k, W_F + 2] = fa2
+        W[k, W_F + 3] = fl0
+        W[k, W_F + 4] = fl1
+        W[k, W_F + 5] = fl2
+        if has_fext:
+            # world rotation of link k: Rw_k = Rw_p R
+            for i in range(3):
+                for jj in range(3):
+                    s = 0.0
+                    for l in range(3):
+                        s += W[p, W_RW + 3 * i + l] * W[k, W_R + 3 * l + jj]
+                    W[k, W_RW + 3 * i + jj] = s
+            for i in range(3):
+                s_m = 0.0
+                s_f = 0.0
+                for l in range(3):
+                    r = W[k, W_RW + 3 * l + i]
+                    s_m += r * fext[k, l]
+                    s_f += r * fext[k, 3 + l]
+                W[k, W_F + i] -= s_m
+                W[k, W_F + 3 + i] -= s_f
+    # backward pass
+    for k in range(nl - 1, 0, -1):
+        p = idata[k, 0]
+        jt = idata[k, 1]
+        if jt == REVOLUTE:
+            tau[idata[k, 2]] = (fdata[k, C_AX] * W[k, W_F] + fdata[k, C_AX + 1] * W[k, W_F + 1]
+                                + fdata[k, C_AX + 2] * W[k, W_F + 2])
+        elif jt == PRISMATIC:
+            tau[idata[k, 2]] = (fdata[k, C_AX] * W[k, W_F + 3] + fdata[k, C_AX + 1] * W[k, W_F + 4]
+                                + fdata[k, C_AX + 2] * W[k, W_F + 5])
+        if p > 0:
+            _force_to_parent_add(W, k, p, W_F)
+
+
+@njit(cache=True)
+def _force_to_parent_add(W, k, p, col):
+    """W[p, col:col+6] += X_k^T W[k, col:col+6] (force from link k's frame to its parent's)."""
+    m0, m1, m2 = W[k, col], W[k, col + 1], W[k, col + 2]
+    f0, f1, f2 = W[k, col + 3], W[k, col + 4], W[k, col + 5]
+    tx, ty, tz = W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]
+    g0 = W[k, W_R] * f0 + W[k, W_R + 1] * f1 + W[k, W_R + 2] * f2
+    g1 = W[k, W_R + 3] * f0 + W[k, W_R + 4] * f1 + W[k, W_R + 5] * f2
+    g2 = W[k, W_R + 6] * f0 + W[k, W_R + 7] * f1 + W[k, W_R + 8] * f2
+    W[p, col] += W[k, W_R] * m0 + W[k, W_R + 1] * m1 + W[k, W_R + 2] * m2 + ty * g2 - tz * g1
+    W[p, col + 1] += W[k, W_R + 3] * m0 + W[k, W_R + 4] * m1 + W[k, W_R + 5] * m2 + tz * g0 - tx * g2
+    W[p, col + 2] += W[k, W_R + 6] * m0 + W[k, W_R + 7] * m1 + W[k, W_R + 8] * m2 + tx * g1 - ty * g0
+    W[p, col + 3] += g0
+    W[p, col + 4] += g1
+    W[p, col + 5] += g2
+
+
+# composite inertia columns in the CRBA work array (after R, t): m, h (3), Io (9)
+W_CM, W_CH, W_CI, W_S = 12, 13, 16, 25
+
+
+@njit(cache=True)
+def crba_core(idata, fdata, q, M, W):
+    """Composite rigid body algorithm: joint-space mass matrix M (dof x dof), filled in place."""
+    nl = idata.shape[0]
+    n = M.shape[0]
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = 0.0
+    for k in range(1, nl):
+        joint_transform(idata, fdata, q, k, W)
+        W[k, W_CM] = fdata[k, C_M]
+        for i in range(3):
+            W[k, W_CH + i] = fdata[k, C_H + i]
+        for i in range(9):
+            W[k, W_CI + i] = fdata[k, C_IO + i]
+    for k in range(nl - 1, 0, -1):
+        # column(s) of M for the joint of link k: F = Ic S, walk to the root
+        jt = idata[k, 1]
+        p = idata[k, 0]
+        if jt != FIXED:
+            ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+            m = W[k, W_CM]
+            hx, hy, hz = W[k, W_CH], W[k, W_CH + 1], W[k, W_CH + 2]
+            if jt == REVOLUTE:
+                F0 = W[k, W_CI] * ax + W[k, W_CI + 1] * ay + W[k, W_CI + 2] * az
+                F1 = W[k, W_CI + 3] * ax + W[k, W_CI + 4] * ay + W[k, W_CI + 5] * az
+                F2 = W[k, W_CI + 6] * ax + W[k, W_CI + 7] * ay + W[k, W_CI + 8] * az
+                F3 = -(hy * az - hz * ay)
+                F4 = -(hz * ax - hx * az)
+                F5 = -(hx * ay - hy * ax)
+                diag = ax * F0 + ay * F1 + az * F2
+            else:
+                F0 = hy * az - hz * ay
+                F1 = hz * ax - hx * az
+                F2 = hx * ay - hy * ax
+                F3 = m * ax
+                F4 = m * ay
+                F5 = m * az
+                diag = ax * F3 + ay * F4 + az * F5
+            vi = idata[k, 2]
+            M[vi, vi] = diag
+            j = k
+            while idata[j, 0] > 0:
+                # F to the parent's frame
+                tx, ty, tz = W[j, W_T], W[j, W_T + 1], W[j, W_T + 2]
+                g0 = W[j, W_R] * F3 + W[j, W_R + 1] * F4 + W[j, W_R + 2] * F5
+                g1 = W[j, W_R + 3] * F3 + W[j, W_R + 4] * F4 + W[j, W_R + 5] * F5
+                g2 = W[j, W_R + 6] * F3 + W[j, W_R + 7] * F4 + W[j, W_R + 8] * F5
+                e0 = W[j, W_R] * F0 + W[j, W_R + 1] * F1 + W[j, W_R + 2] * F2 + ty * g2 - tz * g1
+                e1 = W[j, W_R + 3] * F0 + W[j, W_R + 4] * F1 + W[j, W_R + 5] * F2 + tz * g0 - tx * g2
+                e2 = W[j, W_R + 6] * F0 + W[j, W_R + 7] * F1 + W[j, W_R + 8] * F2 + tx * g1 - ty * g0
+                F0, F1, F2, F3, F4, F5 = e0, e1, e2, g0, g1, g2
+                j = idata[j, 0]
+                jtj = idata[j, 1]
+                if jtj == REVOLUTE:
+                    val = fdata[j, C_AX] * F0 + fdata[j, C_AX + 1] * F1 + fdata[j, C_AX + 2] * F2
+                    M[idata[j, 2], vi] = val
+                    M[vi, idata[j, 2]] = val
+                elif jtj == PRISMATIC:
+                    val = fdata[j, C_AX] * F3 + fdata[j, C_AX + 1] * F4 + fdata[j, C_AX + 2] * F5
+                    M[idata[j, 2], vi] = val
+                    M[vi, idata[j, 2]] = val
+        if p > 0:
+            # composite inertia of k added to its parent: (m, h, Io) moved by (R, t)
+            m = W[k, W_CM]
+            tx, ty, tz = W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]
+            h0 = W[k, W_R] * W[k, W_CH] + W[k, W_R + 1] * W[k, W_CH + 1] + W[k, W_R + 2] * W[k, W_CH + 2]
+            h1 = W[k, W_R + 3] * W[k, W_CH] + W[k, W_R + 4] * W[k, W_CH + 1] + W[k, W_R + 5] * W[k, W_CH + 2]
+            h2 = W[k, W_R + 6] * W[k, W_CH] + W[k, W_R + 7] * W[k, W_CH + 1] + W[k, W_R + 8] * W[k, W_CH + 2]
+            # R Io R^T (R Io kept in the scratch columns W_S of row k)
+            for i in range(3):
+                for jj in range(3):
+                    s = 0.0
+                    for l in range(3):
+                        s += W[k, W_R + 3 * i + l] * W[k, W_CI + 3 * l + jj]
+                    W[k, W_S + 3 * i + jj] = s
+            tt = (tx, ty, tz)
+            hh = (h0, h1, h2)
+            ph = tx * h0 + ty * h1 + tz * h2
+            pp = tx * tx + ty * ty + tz * tz
+            for i in range(3):
+                for jj in range(3):
+                    s = 0.0
+                    for l in range(3):
+                        s += W[k, W_S + 3 * i + l] * W[k, W_R + 3 * jj + l]
+                    extra = -tt[i] * hh[jj] - hh[i] * tt[jj] - m * tt[i] * tt[jj]
+                    if i == jj:
+                        extra += 2.0 * ph + m * pp
+                    W[p, W_CI + 3 * i + jj] += s + extra
+            W[p, W_CM] += m
+            W[p, W_CH] += h0 + m * tx
+            W[p, W_CH + 1] += h1 + m * ty
+            W[p, W_CH + 2] += h2 + m * tz
+
+
+@njit(cache=True)
+def cholesky_solve(M, b, L):
+    """Solve M x = b in place (b <- x) by Cholesky; returns False if M is not positive definite."""
+    n = M.shape[0]
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s / L[i, i]
+    return True
+
+
+@njit(cache=True)
+def fd_core(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L, zero):
+    """Forward dynamics by CRBA + RNEA bias + Cholesky: qdd = M^-1 (tau - C qd - g + J^T F).
+
+    Returns False (and qdd = nan) when M is singular (massless links).
+    """
+    n = qdd.shape[0]
+    rnea_core(idata, fdata, q, qd, zero, gx, gy, gz, fext, has_fext, qdd, W)
+    for i in range(n):
+        qdd[i] = tau[i] - qdd[i]
+    crba_core(idata, fdata, q, M, W)
+    ok = cholesky_solve(M, qdd, L)
+    if not ok:
+        for i in range(n):
+            qdd[i] = np.nan
+    return ok
+
+
+@njit(cache=True)
+def fk_core(idata, fdata, q, T, W):
+    """World pose (4x4) of every link; the root at the identity."""
+    nl = idata.shape[0]
+    for i in range(4):
+        for j in range(4):
+            T[0, i, j] = 1.0 if i == j else 0.0
+    for k in range(1, nl):
+        p = idata[k, 0]
+        joint_transform(idata, fdata, q, k, W)
+        for i in range(3):
+            for j in range(3):
+                s = 0.0
+                for l in range(3):
+                    s += T[p, i, l] * W[k, W_R + 3 * l + j]
+                T[k, i, j] = s
+            s = T[p, i, 3]
+            for l in range(3):
+                s += T[p, i, l] * W[k, W_T + l]
+            T[k, i, 3] = s
+        T[k, 3, 0] = 0.0
+        T[k, 3, 1] = 0.0
+        T[k, 3, 2] = 0.0
+        T[k, 3, 3] = 1.0
+
+
+# ---------------------------------------------------------------------------- entry points
+@njit(cache=True)
+def all_finite(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def rnea1(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext):
+    """Single-configuration RNEA; an empty array if an input is not finite."""
+    if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
+        return np.empty(0)
+    tau = np.empty(q.shape[0])
+    W = np.empty((idata.shape[0], NW))
+    rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W)
+    return tau
+
+
+@njit(cache=True, parallel=True)
+def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, nchunks):
+    """Batched RNEA over rows of Q, QD, QDD (N, dof); FEXT (1 or N, nl, 6)."""
+    N = Q.shape[0]
+    tau = np.empty((N, Q.shape[1]))
+    nf = FEXT.shape[0]
+    per = (N + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        W = np.empty((idata.shape[0], NW))
+        for b in range(c * per, min(N, (c + 1) * per)):
+            fb = b if nf > 1 else 0
+            rnea_core(idata, fdata, Q[b], QD[b], QDD[b], gx, gy, gz, FEXT[fb], has_fext, tau[b], W)
+    return tau
+
+
+@njit(cache=True)
+def crba1(idata, fdata, q):
+    """Single-configuration mass matrix; an empty array if q is not finite."""
+    if not all_finite(q):
+        return np.empty((0, 0))
+    n = q.shape[0]
+    M = np.empty((n, n))
+    W = np.empty((idata.shape[0], NW))
+    crba_core(idata, fdata, q, M, W)
+    return M
+
+
+@njit(cache=True, parallel=True)
+def crba_batch(idata, fdata, Q, nchunks):
+    N, n = Q.shape
+    M = np.empty((N, n, n))
+    per = (N + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        W = np.empty((idata.shape[0], NW))
+        for b in range(c * per, min(N, (c + 1) * per)):
+            crba_core(idata, fdata, Q[b], M[b], W)
+    return M
+
+
+@njit(cache=True)
+def fd1(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext):
+    """Single-configuration forward dynamics; empty if an input is not finite, nan if M is singular."""
+    if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
+        return np.empty(0)
+    n = q.shape[0]
+    qdd = np.empty(n)
+    W = np.empty((idata.shape[0], NW))
+    M = np.empty((n, n))
+    L = np.empty((n, n))
+    zero = np.zeros(n)
+    fd_core(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L, zero)
+    return qdd
+
+
+@njit(cache=True, parallel=True)
+def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, nchunks):
+    N, n = Q.shape
+    qdd = np.empty((N, n))
+    nf = FEXT.shape[0]
+    per = (N + nchunks - 1) // nchunks
+    for c in prange(nchunks):
+        W = np.empty((idata.shape[0], NW))
+        M = np.empty((n, n))
+        L = np.empty((n, n))
+        zero = np.zeros(n)
+        for b in range(c * per, min(N, (c + 1) * per)):
+            fb = b if nf > 1 else 0
+            fd_core(idata, fdata, Q[b], QD[b], TAU[b], gx, gy, gz, FEXT[fb], has_fext, qdd[b], W, M, L,
+                    zero)
+    return qdd
+
+
+@njit(cache=True)
+def fk_batch(idata, fdata, Q):
+    N = Q.shape[0]
+    nl = idata.shape[0]
+    T = np.empty((N, nl, 4, 4))
+    W = np.empty((nl, NW))
+    for b in range(N):
+        fk_core(idata, fdata, Q[b], T[b], W)
+    return T

@@ -1,0 +1,213 @@
+"""Inverse dynamics by the recursive Newton-Euler algorithm (slides of seed 001).
+
+``tau = M(q) q'' + C(q, q') q' + g(q) - sum_k J_k(q)^T F_ext,k`` (+ ``D q'`` and Coulomb friction
+``f_c sign(q')`` when asked: the ``d_ii q'_i`` term of seed 000).
+
+The model is packed once into two arrays (cached in ``model._cache``) that the numba kernels
+of :mod:`simbench.dynamics.kernels` take as arguments. Fixed joints stay zero-DOF bodies of the
+tree (no merging). The root link is fixed at the world origin.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import ShapeError, SimbenchError, lookup
+from ..model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel, as_joint_array
+from . import kernels as K
+
+#: Default gravity (m/s^2), world frame, z up.
+GRAVITY = (0.0, 0.0, -9.81)
+
+__all__ = ["GRAVITY", "inverse_dynamics", "bias_forces", "gravity_torques", "prepare", "DynData"]
+
+
+@dataclass(frozen=True, eq=False)
+class DynData:
+    """A model packed for the kernels (see :mod:`simbench.dynamics.kernels`)."""
+
+    idata: np.ndarray   # (nl, 3) int64: parent, joint type, q index
+    fdata: np.ndarray   # (nl, NF) float64
+    dof: int
+    nl: int
+    shape1: tuple        # (dof,)
+    fext0: np.ndarray    # (nl, 6) zeros
+    fext0b: np.ndarray   # (1, nl, 6) zeros
+    damping: np.ndarray  # (dof,)
+    friction: np.ndarray  # (dof,)
+    link_index: dict
+
+
+def prepare(model: RobotModel) -> DynData:
+    """Pack ``model`` for the kernels (cached on the model). Spherical joints are refused."""
+    d = model._cache.get("_dyn")
+    if d is not None:
+        return d
+    codes = np.asarray(model.joint_type_code)
+    if np.any(codes == SPHERICAL):
+        names = [model.joint_all_names[j] for j in np.flatnonzero(codes == SPHERICAL)]
+        raise SimbenchError(f"{model.name}: spherical joints {names} are not supported by "
+                            f"simbench.dynamics (revolute, continuous, prismatic and fixed only)")
+    nl = model.nlinks
+    idata = np.zeros((nl, 3), dtype=np.int64)
+    idata[:, 0] = model.link_parent
+    idata[0, 1], idata[0, 2] = K.FIXED, -1
+    code_map = {FIXED: K.FIXED, REVOLUTE: K.REVOLUTE, PRISMATIC: K.PRISMATIC}
+    fdata = np.zeros((nl, K.NF))
+    fdata[0, K.C_R0:K.C_R0 + 9] = np.eye(3).ravel()
+    for k in range(1, nl):
+        j = k - 1
+        idata[k, 1] = code_map[int(codes[j])]
+        idata[k, 2] = model.joint_v_index[j]
+        T = model.joint_origin[j]
+        fdata[k, K.C_R0:K.C_R0 + 9] = T[:3, :3].ravel()
+        fdata[k, K.C_P0:K.C_P0 + 3] = T[:3, 3]
+        fdata[k, K.C_AX:K.C_AX + 3] = model.joint_axis[j]
+    G = model.link_spatial_inertia
+    fdata[:, K.C_M] = model.link_mass
+    fdata[:, K.C_H:K.C_H + 3] = model.link_mass[:, None] * model.link_com
+    fdata[:, K.C_IO:K.C_IO + 9] = G[:, :3, :3].reshape(nl, 9)
+    mov = model.movable
+    d = DynData(idata=np.ascontiguousarray(idata), fdata=np.ascontiguousarray(fdata),
+                dof=model.dof, nl=nl, shape1=(model.dof,), fext0=np.zeros((nl, 6)),
+                fext0b=np.zeros((1, nl, 6)),
+                damping=np.array(model.joint_damping[mov], dtype=float),
+                friction=np.array(model.joint_friction[mov], dtype=float),
+                link_index={n: i for i, n in enumerate(model.link_names)})
+    for a in (d.idata, d.fdata, d.fext0, d.fext0b, d.damping, d.friction):
+        a.setflags(write=False)
+    model._cache["_dyn"] = d
+    return d
+
+
+def nchunks(n: int) -> int:
+    """Number of work chunks for a batch of ``n`` (a few per thread, for load balance)."""
+    return max(1, min(n, 4 * numba.get_num_threads()))
+
+
+def gravity_vector(gravity: Sequence[float]) -> tuple[float, float, float]:
+    g = np.asarray(gravity, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, world frame), got {gravity!r}")
+    return float(g[0]), float(g[1]), float(g[2])
+
+
+def fext_array(model: RobotModel, d: DynData, f_ext: Mapping[str, Any] | None,
+               batch: tuple) -> tuple[np.ndarray, bool]:
+    """``f_ext`` (link name -> (..., 6) wrench [torque, force], world frame, about the link
+    origin) packed as (Nf, nl, 6) with Nf = 1 or prod(batch)."""
+    if f_ext is None or len(f_ext) == 0:
+        return d.fext0b, False
+    if not isinstance(f_ext, Mapping):
+        raise ShapeError(f"f_ext must be a dict link name -> 6-vector [torque, force] (world frame, "
+                         f"about the link origin), got {type(f_ext).__name__}")
+    items = []
+    fb: tuple = ()
+    for name, w in f_ext.items():
+        k = lookup(d.link_index, name, "link", model.name)
+        arr = np.asarray(w, dtype=float)
+        if arr.ndim == 0 or arr.shape[-1] != 6:
+            raise ShapeError(f"f_ext[{name!r}] has shape {arr.shape}; expected (..., 6) = "
+                             f"[torque (3), force (3)] in the world frame about the link origin")
+        if not np.all(np.isfinite(arr)):
+            raise ShapeError(f"f_ext[{name!r}] holds a non-finite value: {arr}")
+        try:
+            np.broadcast_shapes(arr.shape[:-1], batch)
+            fb = np.broadcast_shapes(fb, arr.shape[:-1])
+        except ValueError:
+            raise ShapeError(f"f_ext[{name!r}] has batch shape {arr.shape[:-1]}, which does not "
+                             f"broadcast with the joint arrays' batch shape {batch}") from None
+        items.append((k, arr))
+    if fb == ():
+        out = np.zeros((1, d.nl, 6))
+        for k, arr in items:
+            out[0, k] += arr
+        return out, True
+    out = np.zeros(batch + (d.nl, 6))
+    for k, arr in items:
+        out[..., k, :] += arr
+    return np.ascontiguousarray(out.reshape((-1, d.nl, 6))), True
+
+
+def joint_arrays(model: RobotModel, *named: tuple[Any, str]) -> tuple[tuple, list[np.ndarray]]:
+    """Validate and broadcast joint arrays; returns the batch shape and (N, dof) arrays."""
+    arrs = [as_joint_array(model, v, n) for v, n in named]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrs))
+    except ValueError:
+        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
+            f"{n} {a.shape}" for a, (_, n) in zip(arrs, named)) +
+            f"; each must be (..., {model.dof}) in joint order {list(model.joint_names)}") from None
+    flat = [np.ascontiguousarray(np.broadcast_to(a, shape).reshape(-1, model.dof)) for a in arrs]
+    return shape[:-1], flat
+
+
+def _lean(d: DynData, *arrays: Any) -> bool:
+    """True if every array is a C-contiguous float64 ndarray of shape (dof,)."""
+    for a in arrays:
+        if type(a) is not np.ndarray or a.shape != d.shape1 or a.dtype.char != "d" \
+                or not a.flags.c_contiguous:
+            return False
+    return True
+
+
+def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
+                     gravity: Sequence[float] = GRAVITY, f_ext: Mapping[str, Any] | None = None,
+                     damping: bool = False, friction: bool = False) -> np.ndarray:
+    """Joint torques/forces ``tau = M q'' + C q' + g - sum J^T F_ext`` by RNEA, shape (..., dof).
+
+    ``q, qd, qdd``: (..., dof) in ``model.joint_names`` order (leading dims broadcast).
+    ``gravity``: world-frame acceleration of gravity. ``f_ext``: link name -> wrench
+    [torque, force] (..., 6) acting on the link, world frame, about the link origin.
+    ``damping`` / ``friction``: add ``d_i q'_i`` / ``f_i sign(q'_i)`` from the URDF
+    ``<dynamics>`` tags (seed 000).
+    """
+    d = model._cache.get("_dyn") or prepare(model)
+    if f_ext is None and _lean(d, q, qd, qdd):
+        if gravity is GRAVITY:
+            tau = K.rnea1(d.idata, d.fdata, q, qd, qdd, 0.0, 0.0, -9.81, d.fext0, False)
+        else:
+            gx, gy, gz = gravity_vector(gravity)
+            tau = K.rnea1(d.idata, d.fdata, q, qd, qdd, gx, gy, gz, d.fext0, False)
+        if tau.shape[0] == d.dof:  # empty: a non-finite input, reported below
+            if damping or friction:
+                tau = tau + _joint_losses(d, qd, damping, friction)
+            return tau
+    batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
+    gx, gy, gz = gravity_vector(gravity)
+    F, has = fext_array(model, d, f_ext, batch)
+    if batch == ():
+        tau = K.rnea1(d.idata, d.fdata, Q[0], QD[0], QDD[0], gx, gy, gz, F[0], has)
+    else:
+        tau = K.rnea_batch(d.idata, d.fdata, Q, QD, QDD, gx, gy, gz, F, has, nchunks(Q.shape[0]))
+    tau = tau.reshape(batch + (d.dof,))
+    if damping or friction:
+        tau = tau + _joint_losses(d, QD.reshape(batch + (d.dof,)), damping, friction)
+    return tau
+
+
+def _joint_losses(d: DynData, qd: np.ndarray, damping: bool, friction: bool) -> np.ndarray:
+    """``D q'`` (viscous damping) plus ``f_c sign(q')`` (Coulomb friction), per joint."""
+    out = np.zeros(np.shape(qd))
+    if damping:
+        out = out + d.damping * qd
+    if friction:
+        out = out + d.friction * np.sign(qd)
+    return out
+
+
+def bias_forces(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] = GRAVITY,
+                f_ext: Mapping[str, Any] | None = None) -> np.ndarray:
+    """``C(q, q') q' + g(q)`` (the RNEA with ``q'' = 0``), shape (..., dof)."""
+    qd_arr = as_joint_array(model, qd, "qd")
+    return inverse_dynamics(model, q, qd_arr, np.zeros(model.dof), gravity=gravity, f_ext=f_ext)
+
+
+def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] = GRAVITY) -> np.ndarray:
+    """``g(q) = dP/dq``: the torques that hold the robot still, shape (..., dof)."""
+    z = np.zeros(model.dof)
+    return inverse_dynamics(model, q, z, z, gravity=gravity)
