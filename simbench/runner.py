@@ -1,0 +1,290 @@
+"""``simbench run SCRIPT.py``: run a scenario script in a :class:`~simbench.sim.Simulation`.
+
+A script defines ``def main(sim): ...`` and may set, at module level:
+
+* ``SCENE``: a scene TOML path or a URDF path (relative to the script, or
+  ``pybullet_data:NAME``; a URDF becomes a one-body scene with a fixed base named "robot"), a
+  dict in the scene-file layout (URDF paths relative to the script), or a
+  :class:`~simbench.bullet.scene.Scene`. Default: the bundled KUKA-among-cubes scene.
+* ``DURATION``: simulated seconds after which ``sim.step()`` raises
+  :class:`~simbench.sim.SimulationDone` (``--duration`` overrides; ``None``: no limit).
+* ``DT``: the time step (default 1/240 s); ``CAMERA``: keyword arguments of ``sim.set_camera``.
+
+``main`` returns ``None`` or a dict of results, which are printed. The runner prints progress
+for long runs; the first Ctrl-C (or SIGTERM) makes ``sim.running`` False and the next
+``sim.step()`` raise ``SimulationDone("interrupted")``, a second one interrupts at once. Either
+way the recording is finished and both servers are closed; the exit status is then 130.
+``--gui`` without a display prints a notice and runs headless.
+
+A script can run itself with ``python SCRIPT.py [options]`` by ending with::
+
+    if __name__ == "__main__":
+        from simbench.runner import main as _run
+        raise SystemExit(_run([__file__, *sys.argv[1:]]))
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .errors import SimbenchError
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_script` did. ``reason``: ``"finished"`` (main returned),
+    ``"duration"``, ``"interrupted"``, ``"window closed"`` or ``"error"``."""
+
+    script: Path
+    reason: str
+    value: Any = None
+    t: float = 0.0
+    steps: int = 0
+    wall: float = 0.0
+    gui: bool = False
+    recording: Path | None = None
+    frames: int = 0
+    screenshot: Path | None = None
+    error: BaseException | None = field(default=None, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        return {"interrupted": EXIT_INTERRUPTED, "error": EXIT_ERROR}.get(self.reason, EXIT_OK)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``simbench run``."""
+    parser.add_argument("script", help="a Python file that defines main(sim)")
+    view = parser.add_mutually_exclusive_group()
+    view.add_argument("--gui", dest="gui", action="store_true", default=None,
+                      help="open the PyBullet GUI (falls back to headless without a display)")
+    view.add_argument("--direct", dest="gui", action="store_false", help="headless (DIRECT) main server")
+    parser.add_argument("--duration", type=float, metavar="S",
+                        help="stop after S seconds of simulated time (default: the script's DURATION)")
+    parser.add_argument("--record", metavar="FILE", help="write a .gif (Pillow) or .mp4 (ffmpeg) of the run")
+    parser.add_argument("--fps", type=float, default=30.0, help="recording frames per simulated second (30)")
+    parser.add_argument("--size", type=_size, default=(640, 480), metavar="WxH",
+                        help="recording and screenshot size in pixels (640x480)")
+    parser.add_argument("--scene", metavar="FILE", help="a scene TOML or URDF instead of the script's SCENE")
+    parser.add_argument("--dt", type=float, help="physics time step in s (default: the script's DT or 1/240)")
+    parser.add_argument("--real-time", action=argparse.BooleanOptionalAction, default=None,
+                        help="keep pace with the wall clock (default: only with a GUI)")
+    parser.add_argument("--seed", type=int, help="seed of sim.rng")
+    parser.add_argument("--screenshot", metavar="PNG", help="save the last view as a PNG at the end")
+    parser.add_argument("--out", metavar="DIR", default="out", help="folder for the script's plots (out)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r}: expected WIDTHxHEIGHT, e.g. 640x480") from None
+    return w, h
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """Entry point of ``simbench run``; returns the exit status (130 after Ctrl-C)."""
+    result = run_script(args.script, gui=args.gui, duration=args.duration, record=args.record,
+                        fps=args.fps, size=args.size, scene=args.scene, dt=args.dt,
+                        real_time=args.real_time, seed=args.seed, screenshot=args.screenshot,
+                        out_dir=args.out, progress=not args.quiet)
+    return result.exit_code
+
+
+def load_script(path: str | os.PathLike) -> dict[str, Any]:
+    """Execute a scenario script (as module ``__simbench_script__``) and return its globals."""
+    path = Path(path)
+    if not path.is_file():
+        raise SimbenchError(f"script not found: {str(path)!r}")
+    return runpy.run_path(str(path), run_name="__simbench_script__")
+
+
+def _scene_from(value: Any, base: Path):
+    """The scene argument for Simulation from SCENE / --scene."""
+    from .bullet.scene import Scene
+
+    if value is None or isinstance(value, Scene):
+        return value
+    if isinstance(value, Mapping):
+        return Scene.from_dict(value, base_dir=base, source=f"SCENE of {base}")
+    text = os.fspath(value)
+    if text.endswith(".urdf"):
+        return Scene.from_dict({"body": [{"name": "robot", "urdf": text, "fixed_base": True}]},
+                               base_dir=base, source=text)
+    path = Path(text).expanduser()
+    return Scene.from_toml(path if path.is_absolute() else base / path)
+
+
+def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: float | None = None,
+               record: str | os.PathLike | None = None, fps: float = 30.0,
+               size: tuple[int, int] = (640, 480), scene: Any = None, dt: float | None = None,
+               real_time: bool | None = None, seed: int | None = None,
+               screenshot: str | os.PathLike | None = None, out_dir: str | os.PathLike = "out",
+               progress: bool = True, stream: IO[str] | None = None) -> RunResult:
+    """Run ``script``'s ``main(sim)``; see the module docstring. Script errors are printed
+    with their traceback (``reason="error"``); setup errors raise :class:`SimbenchError`."""
+    from .sim import Simulation, SimulationDone
+
+    stream = sys.stderr if stream is None else stream
+    script = Path(script)
+    namespace = load_script(script)
+    main = namespace.get("main")
+    if not callable(main):
+        raise SimbenchError(f"{script} defines no main(sim) function; a scenario script needs "
+                            f"'def main(sim): ...'")
+    base = script.resolve().parent
+    scene_arg = _scene_from(scene, Path.cwd()) if scene is not None else _scene_from(namespace.get("SCENE"), base)
+    if duration is None:
+        duration = namespace.get("DURATION")
+    if duration is not None and not (float(duration) > 0):
+        raise SimbenchError(f"duration = {duration!r}; expected a positive number of seconds")
+    dt = float(dt if dt is not None else namespace.get("DT", 1 / 240))
+
+    sim = Simulation(scene_arg, gui=gui, dt=dt, real_time=False, duration=duration, seed=seed)
+    result = RunResult(script=script, reason="finished", gui=sim.gui)
+    wall0 = time.perf_counter()
+    restore = _install_stop_handlers(sim, stream)
+    try:
+        sim.real_time = sim.gui if real_time is None else bool(real_time)
+        sim.out_dir = Path(out_dir)
+        if namespace.get("CAMERA"):
+            sim.set_camera(**namespace["CAMERA"])
+        if record is not None:
+            rec = sim.record(record, fps=fps, size=size)
+            result.recording = rec.path
+        if progress:
+            sim.add_step_callback(_progress_printer(script.name, stream, wall0))
+        try:
+            result.value = main(sim)
+        except SimulationDone as done:
+            result.reason = done.reason
+        except KeyboardInterrupt:
+            result.reason = "interrupted"
+        except Exception as exc:  # the script's own bug: show where it is
+            result.reason, result.error = "error", exc
+            traceback.print_exc(file=stream)
+        if result.reason == "finished" and sim._stop == "interrupted":
+            result.reason = "interrupted"  # main saw sim.running go False and returned
+    finally:
+        # finishing the recording must not be cut short by another Ctrl-C
+        _ignore_signals()
+        try:
+            if record is not None and sim.recordings:
+                result.frames = sim.recordings[0].frames
+            if screenshot is not None and not sim.closed and _connected(sim):
+                sim.screenshot(screenshot, size)
+                result.screenshot = Path(screenshot)
+            result.t, result.steps = sim.t, sim.steps
+            sim.close()
+        finally:
+            restore()
+    result.wall = time.perf_counter() - wall0
+    _report(result, stream)
+    return result
+
+
+def _connected(sim: Any) -> bool:
+    import pybullet as p
+
+    return bool(p.isConnected(physicsClientId=sim.client))
+
+
+def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2.0):
+    """A step callback printing ``t`` and the speed every ``every`` wall-clock seconds."""
+    state = {"next": wall0 + every}
+
+    def callback(sim: Any) -> None:
+        now = time.perf_counter()
+        if now >= state["next"]:
+            state["next"] = now + every
+            total = f" / {sim.duration:g} s" if sim.duration is not None else " s"
+            print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({sim.t / (now - wall0):.2f}x real time)",
+                  file=stream, flush=True)
+
+    return callback
+
+
+def _install_stop_handlers(sim: Any, stream: IO[str]):
+    """First SIGINT/SIGTERM: ask the simulation to stop at its next step; second: interrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    hits = {"n": 0}
+
+    def handler(signum: int, frame: Any) -> None:
+        hits["n"] += 1
+        if hits["n"] == 1:
+            sim.request_stop("interrupted")
+            print(f"\nsimbench run: {signal.Signals(signum).name}: stopping at the next step "
+                  "(press Ctrl-C again to stop at once)", file=stream, flush=True)
+        else:
+            raise KeyboardInterrupt
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+    return restore
+
+
+def _ignore_signals() -> None:
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+
+
+def _report(result: RunResult, stream: IO[str]) -> None:
+    how = {"finished": "finished", "duration": "reached its duration", "interrupted": "interrupted",
+           "window closed": "stopped: the GUI window was closed", "error": "failed"}.get(result.reason, result.reason)
+    lines = [f"simbench run: {result.script.name} {how} at t = {result.t:.3f} s ({result.steps} steps, "
+             f"{result.wall:.1f} s wall, {'GUI' if result.gui else 'headless'}); servers closed"]
+    if result.recording is not None:
+        lines.append(f"simbench run: recording {result.recording} ({result.frames} frames)")
+    if result.screenshot is not None:
+        lines.append(f"simbench run: screenshot {result.screenshot}")
+    print("\n".join(lines), file=stream, flush=True)
+    if isinstance(result.value, Mapping) and result.value:
+        print("results:")
+        for key, val in result.value.items():
+            print(f"  {key}: {_fmt(val)}")
+        sys.stdout.flush()
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=6, max_line_width=120)
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    return str(value)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m simbench.runner SCRIPT.py [options]`` (the same as ``simbench run``)."""
+    parser = argparse.ArgumentParser(prog="simbench run", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_cli(args)
+    except SimbenchError as exc:
+        print(f"simbench run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
