@@ -795,3 +795,168 @@ def check(targets: Sequence[str | os.PathLike], *, corpus: str | None = None, sa
     settings = {"samples": samples, "seed": seed, "tol": tol, "dynamics": getattr(dyn, "label", str(dynamics)),
                 "corpus": corpus, **{k: (list(v) if isinstance(v, tuple) else v) for k, v in kwargs.items()}}
     return Report(results, settings, time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------- plots
+def smooth_trajectory(model: RobotModel, n: int = 200, duration: float = 4.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``t, q, qd, qdd`` of ``q_i(t) = c_i + a_i sin(w_i t + phi_i)`` inside the limits."""
+    lo, hi = np.array(model.lower), np.array(model.upper)
+    finite = np.isfinite(lo) & np.isfinite(hi) & (lo <= hi)
+    c = np.where(finite, 0.5 * (np.where(finite, lo, 0) + np.where(finite, hi, 0)), 0.0)
+    a = np.where(finite, np.minimum(0.45 * (np.where(finite, hi, 1) - np.where(finite, lo, 0)), 1.0), 1.0)
+    k = np.arange(model.dof)
+    w = 2 * math.pi * (0.25 + 0.1 * (k % 5))
+    phi = 0.7 * k
+    t = np.linspace(0.0, duration, n)[:, None]
+    s, co = np.sin(w * t + phi), np.cos(w * t + phi)
+    return t[:, 0], c + a * s, a * w * co, -a * w * w * s
+
+
+def plot_robot(target: str | os.PathLike, out_dir: str | os.PathLike, dynamics: Any = None, *,
+               base_orientation: Sequence[float] | None = None, inertia_from_file: bool = True,
+               gravity: Sequence[float] = GRAVITY, max_joints: int = 12) -> Path:
+    """PNG of per-joint torque along :func:`smooth_trajectory`: ours, PyBullet, Pinocchio, and
+    |ours - PyBullet|. Needs matplotlib (the ``plot`` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SimbenchError("--plot needs matplotlib: pip install 'simbench[plot]'") from None
+    path = resolve_urdf(target)
+    model = RobotModel.from_urdf(path)
+    dyn = load_dynamics(dynamics)
+    quat = as_quaternion(base_orientation)
+    g_true = _rotation(quat).T @ np.asarray(gravity, float)
+    t, q, qd, qdd = smooth_trajectory(model)
+    with BulletRobot(path, base_orientation=quat, inertia_from_file=inertia_from_file, gravity=gravity) as b:
+        with captured_output():
+            tau_b = b.inverse_dynamics(q, qd, qdd)
+    tau = dyn.tau(model, q, qd, qdd, g_true)
+    voice = pinocchio_voice(str(path), model, q, qd, qdd, g_true)
+    tau_p = None if isinstance(voice, str) else voice[0]
+    nj = min(model.dof, max_joints)
+    cols = min(3, nj + 1)
+    rows = math.ceil((nj + 1) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.6 * rows), squeeze=False)
+    for i in range(nj):
+        ax = axes.flat[i]
+        ax.plot(t, tau_b[:, i], color="k", lw=2.5, alpha=0.35, label="PyBullet")
+        ax.plot(t, tau[:, i], color="C0", lw=1.2, label=getattr(dyn, "label", "ours").split(" ")[0])
+        if tau_p is not None:
+            ax.plot(t, tau_p[:, i], color="C1", lw=1, ls="--", label="Pinocchio")
+        ax.set_title(model.joint_names[i], fontsize=9)
+        ax.set_ylabel("N m / N", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes.flat[0].legend(fontsize=7)
+    ax = axes.flat[nj]
+    for i in range(nj):
+        ax.semilogy(t, np.abs(tau - tau_b)[:, i] + 1e-18, lw=1, label=model.joint_names[i])
+    ax.set_title("|ours - PyBullet|", fontsize=9)
+    ax.set_xlabel("t [s]", fontsize=8)
+    ax.tick_params(labelsize=7)
+    for extra in list(axes.flat)[nj + 1:]:
+        extra.axis("off")
+    fig.suptitle(f"{_target_label(target)}: joint torque along a smooth trajectory", fontsize=10)
+    fig.tight_layout()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in _target_label(target))
+    png = out / f"{stem}.png"
+    fig.savefig(png, dpi=80)
+    plt.close(fig)
+    return png
+
+
+# ---------------------------------------------------------------------- CLI
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``simbench check``."""
+    parser.description = ("Cross-check inverse dynamics and mass matrix against PyBullet's "
+                          "calculateInverseDynamics / calculateMassMatrix (and Pinocchio), explaining "
+                          "every disagreement. Exit status: 0 nothing failed, 1 a FAIL (or EXPLAINED "
+                          "with --strict), 2 usage error.")
+    parser.add_argument("targets", nargs="*", metavar="TARGET",
+                        help="a URDF path or pybullet_data:NAME (e.g. pybullet_data:kuka_iiwa/model.urdf)")
+    parser.add_argument("--corpus", choices=["pybullet_data"],
+                        help="also check every distinct URDF with movable joints in this corpus")
+    parser.add_argument("--samples", type=int, default=50, help="random states per robot (default 50)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--tol", type=float, default=1e-8,
+                        help="pass when max|error| <= tol * max(1, max|PyBullet|) (default 1e-8)")
+    parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="write the report as a Markdown table")
+    parser.add_argument("--plot", metavar="DIR", help="write per-robot torque plots (PNG; needs matplotlib)")
+    parser.add_argument("--strict", action="store_true", help="EXPLAINED counts as a failure too")
+    parser.add_argument("--dynamics", metavar="MODULE:FUNCTION",
+                        help="check your own tau = f(q, qd, qdd) (joint_names order) instead of simbench's")
+    parser.add_argument("--base-orientation", nargs="+", type=float, metavar="X",
+                        help="fixed-base orientation: roll pitch yaw, or quaternion x y z w")
+    parser.add_argument("--inertia-from-shapes", action="store_true",
+                        help="load without URDF_USE_INERTIA_FROM_FILE (PyBullet recomputes inertia)")
+    parser.add_argument("--no-pinocchio", action="store_true", help="skip Pinocchio as the third voice")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
+
+
+def _usage(msg: str) -> int:
+    print(f"simbench check: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """Run ``simbench check``; returns the exit status (0, 1, or 2 on a usage error)."""
+    targets = list(getattr(args, "targets", None) or [])
+    corpus = getattr(args, "corpus", None)
+    if not targets and not corpus:
+        return _usage("give at least one TARGET (a URDF path or pybullet_data:NAME) or --corpus pybullet_data")
+    if args.samples < 1:
+        return _usage(f"--samples {args.samples}: expected a positive integer")
+    if not (args.tol > 0 and math.isfinite(args.tol)):
+        return _usage(f"--tol {args.tol}: expected a positive number")
+    try:
+        for t in targets:
+            resolve_urdf(t)
+        dyn = load_dynamics(args.dynamics)
+        quat = as_quaternion(args.base_orientation)
+        for t in targets:
+            model = RobotModel.from_urdf(t)
+            if model.dof == 0:
+                return _usage(f"{t}: the robot has no movable joints, nothing to check")
+    except SimbenchError as exc:
+        return _usage(str(exc))
+    kwargs = dict(base_orientation=quat, inertia_from_file=not args.inertia_from_shapes,
+                  pinocchio=not args.no_pinocchio)
+    quiet = getattr(args, "quiet", False)
+    progress = None if quiet else (lambda r: print(r.line(), flush=True))
+    report = check(targets, corpus=corpus, samples=args.samples, seed=args.seed, tol=args.tol,
+                   dynamics=dyn, progress=progress, **kwargs)
+    report.settings["strict"] = bool(args.strict)
+    if not quiet:
+        for r in report.results:
+            if r.verdict == SKIPPED and r.target not in targets and corpus:
+                pass
+            if r.verdict == FAIL and r.worst:
+                w = r.worst
+                print(f"  FAIL {r.target}: worst joint {w['joint']!r}: ours {w['tau_ours']:.10g}, PyBullet "
+                      f"{w['tau_pybullet']:.10g} at q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} "
+                      f"gravity={w['gravity']!r}")
+            for c in r.causes:
+                print(f"  {r.target}: {c.kind} [{', '.join(c.links)}]: tau error {c.before.tau_abs:.2e} -> "
+                      f"{c.after.tau_abs:.2e}, M error {c.before.M_abs:.2e} -> {c.after.M_abs:.2e}")
+    print(report.text().splitlines()[-1])
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(report.to_markdown())
+    if args.plot:
+        for r in report.results:
+            if r.errors is not None:
+                try:
+                    png = plot_robot(r.path, args.plot, dyn, base_orientation=quat,
+                                     inertia_from_file=not args.inertia_from_shapes)
+                except SimbenchError as exc:
+                    return _usage(str(exc))
+                if not quiet:
+                    print(f"  plot: {png}")
+    return report.exit_code(args.strict)
