@@ -197,11 +197,10 @@ def dexp_inv(u: np.ndarray, v: np.ndarray, order: int = 4) -> np.ndarray:
     """
     u, v = _vec(u, 6, "u"), _vec(v, 6, "v")
     adu = ad(u)
-    out = v.copy() if v.shape == np.broadcast_shapes(u.shape, v.shape) else np.broadcast_to(
-        v, np.broadcast_shapes(u.shape, v.shape)).copy()
+    out = np.broadcast_to(v, np.broadcast_shapes(u.shape, v.shape)).copy()
     term = v
     coeffs = [1.0, -0.5, 1 / 12, 0.0, -1 / 720, 0.0, 1 / 30240]
-    for k in range(1, max(1, order - 1)):
+    for k in range(1, min(max(1, order - 1), len(coeffs))):
         term = np.einsum("...ij,...j->...i", adu, term)
         if coeffs[k] != 0.0:
             out = out + coeffs[k] * term

@@ -47,6 +47,9 @@ def _pick_threading_layer() -> None:
 
 _pick_threading_layer()
 
+# fast-math without the no-nan/no-inf assumptions (the kernels test for non-finite input)
+_FM = {"contract", "reassoc", "nsz", "arcp"}
+
 # packed column layout of fdata
 C_R0, C_P0, C_AX, C_M, C_H, C_IO = 0, 9, 12, 15, 16, 19
 NF = 28
@@ -56,7 +59,7 @@ NW = 39
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def joint_transform(idata, fdata, q, k, W):
     """Pose (R, t) of link k in its parent's frame, stored in W[k, W_R:W_R+9], W[k, W_T:W_T+3]."""
     jt = idata[k, 1]
@@ -95,7 +98,7 @@ def joint_transform(idata, fdata, q, k, W):
                                                       + fdata[k, C_R0 + 3 * i + 2] * az)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
     """Recursive Newton-Euler (seed 001): tau = M qdd + C qd + g - sum J_k^T F_ext,k.
 
@@ -172,18 +175,17 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
         u0, u1, u2 = W[k, W_V + 3], W[k, W_V + 4], W[k, W_V + 5]
         a0, a1, a2 = W[k, W_A], W[k, W_A + 1], W[k, W_A + 2]
         b0, b1, b2 = W[k, W_A + 3], W[k, W_A + 4], W[k, W_A + 5]
-        I = fdata[k, C_IO:C_IO + 9]
         # momentum of v: ang = Io w + h x u, lin = m u - h x w
-        ma0 = I[0] * w0 + I[1] * w1 + I[2] * w2 + (hy * u2 - hz * u1)
-        ma1 = I[3] * w0 + I[4] * w1 + I[5] * w2 + (hz * u0 - hx * u2)
-        ma2 = I[6] * w0 + I[7] * w1 + I[8] * w2 + (hx * u1 - hy * u0)
+        ma0 = fdata[k, C_IO + 0] * w0 + fdata[k, C_IO + 1] * w1 + fdata[k, C_IO + 2] * w2 + (hy * u2 - hz * u1)
+        ma1 = fdata[k, C_IO + 3] * w0 + fdata[k, C_IO + 4] * w1 + fdata[k, C_IO + 5] * w2 + (hz * u0 - hx * u2)
+        ma2 = fdata[k, C_IO + 6] * w0 + fdata[k, C_IO + 7] * w1 + fdata[k, C_IO + 8] * w2 + (hx * u1 - hy * u0)
         ml0 = m * u0 - (hy * w2 - hz * w1)
         ml1 = m * u1 - (hz * w0 - hx * w2)
         ml2 = m * u2 - (hx * w1 - hy * w0)
         # I a
-        fa0 = I[0] * a0 + I[1] * a1 + I[2] * a2 + (hy * b2 - hz * b1)
-        fa1 = I[3] * a0 + I[4] * a1 + I[5] * a2 + (hz * b0 - hx * b2)
-        fa2 = I[6] * a0 + I[7] * a1 + I[8] * a2 + (hx * b1 - hy * b0)
+        fa0 = fdata[k, C_IO + 0] * a0 + fdata[k, C_IO + 1] * a1 + fdata[k, C_IO + 2] * a2 + (hy * b2 - hz * b1)
+        fa1 = fdata[k, C_IO + 3] * a0 + fdata[k, C_IO + 4] * a1 + fdata[k, C_IO + 5] * a2 + (hz * b0 - hx * b2)
+        fa2 = fdata[k, C_IO + 6] * a0 + fdata[k, C_IO + 7] * a1 + fdata[k, C_IO + 8] * a2 + (hx * b1 - hy * b0)
         fl0 = m * b0 - (hy * a2 - hz * a1)
         fl1 = m * b1 - (hz * a0 - hx * a2)
         fl2 = m * b2 - (hx * a1 - hy * a0)
@@ -231,7 +233,7 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
             _force_to_parent_add(W, k, p, W_F)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _force_to_parent_add(W, k, p, col):
     """W[p, col:col+6] += X_k^T W[k, col:col+6] (force from link k's frame to its parent's)."""
     m0, m1, m2 = W[k, col], W[k, col + 1], W[k, col + 2]
@@ -252,7 +254,7 @@ def _force_to_parent_add(W, k, p, col):
 W_CM, W_CH, W_CI, W_S = 12, 13, 16, 25
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def crba_core(idata, fdata, q, M, W):
     """Composite rigid body algorithm: joint-space mass matrix M (dof x dof), filled in place."""
     nl = idata.shape[0]
@@ -347,7 +349,7 @@ def crba_core(idata, fdata, q, M, W):
             W[p, W_CH + 2] += h2 + m * tz
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def cholesky_solve(M, b, L):
     """Solve M x = b in place (b <- x) by Cholesky; returns False if M is not positive definite."""
     n = M.shape[0]
@@ -377,7 +379,7 @@ def cholesky_solve(M, b, L):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def fd_core(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L, zero):
     """Forward dynamics by CRBA + RNEA bias + Cholesky: qdd = M^-1 (tau - C qd - g + J^T F).
 
@@ -395,7 +397,7 @@ def fd_core(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L, 
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def fk_core(idata, fdata, q, T, W):
     """World pose (4x4) of every link; the root at the identity."""
     nl = idata.shape[0]
@@ -422,7 +424,7 @@ def fk_core(idata, fdata, q, T, W):
 
 
 # ---------------------------------------------------------------------------- entry points
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def all_finite(x):
     for i in range(x.shape[0]):
         if not math.isfinite(x[i]):
@@ -430,7 +432,7 @@ def all_finite(x):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def rnea1(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext):
     """Single-configuration RNEA; an empty array if an input is not finite."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
@@ -441,7 +443,7 @@ def rnea1(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext):
     return tau
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FM)
 def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, nchunks):
     """Batched RNEA over rows of Q, QD, QDD (N, dof); FEXT (1 or N, nl, 6)."""
     N = Q.shape[0]
@@ -456,7 +458,7 @@ def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, nchunks):
     return tau
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def crba1(idata, fdata, q):
     """Single-configuration mass matrix; an empty array if q is not finite."""
     if not all_finite(q):
@@ -468,7 +470,7 @@ def crba1(idata, fdata, q):
     return M
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FM)
 def crba_batch(idata, fdata, Q, nchunks):
     N, n = Q.shape
     M = np.empty((N, n, n))
@@ -480,7 +482,7 @@ def crba_batch(idata, fdata, Q, nchunks):
     return M
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def fd1(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext):
     """Single-configuration forward dynamics; empty if an input is not finite, nan if M is singular."""
     if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
@@ -495,7 +497,7 @@ def fd1(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext):
     return qdd
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, fastmath=_FM)
 def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, nchunks):
     N, n = Q.shape
     qdd = np.empty((N, n))
@@ -513,7 +515,7 @@ def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, nchunks):
     return qdd
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def fk_batch(idata, fdata, Q):
     N = Q.shape[0]
     nl = idata.shape[0]
