@@ -1,0 +1,274 @@
+"""``simbench check`` on our defect URDFs, wrong user dynamics, the CLI and the reports.
+
+Oracles: PyBullet called directly, Pinocchio's own URDF parser (with the change PyBullet makes
+applied by hand), closed-form box inertia.
+"""
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from simbench.bullet import crosscheck as cc
+from simbench.errors import SimbenchError
+from simbench.testing import assert_matches_pybullet
+
+DEFECTS = Path(__file__).resolve().parents[1] / "assets" / "urdf" / "defects"
+ARM = DEFECTS / "arm.urdf"
+KUKA = "pybullet_data:kuka_iiwa/model.urdf"
+BIKE = "pybullet_data:bicycle/bike.urdf"
+G = np.array([0.0, 0.0, -9.81])
+RPY = (0.3, 0.5, -0.2)
+
+
+def bullet_tau(path, q, qd, qdd, orn=(0, 0, 0, 1), flags=p.URDF_USE_INERTIA_FROM_FILE):
+    c = p.connect(p.DIRECT)
+    try:
+        p.setGravity(*G, physicsClientId=c)
+        b = p.loadURDF(str(path), [0, 0, 0], list(orn), useFixedBase=True, flags=flags, physicsClientId=c)
+        return np.array(p.calculateInverseDynamics(b, list(q), list(qd), list(qdd), physicsClientId=c))
+    finally:
+        p.disconnect(physicsClientId=c)
+
+
+def pin_tau(pm, q, qd, qdd, gravity=G):
+    pin = pytest.importorskip("pinocchio")
+
+    pm.gravity = pin.Motion(np.r_[gravity, 0, 0, 0])
+    return pin.rnea(pm, pm.createData(), np.asarray(q, float), np.asarray(qd, float), np.asarray(qdd, float))
+
+
+STATE = ([0.4, -0.7, 1.1], [0.5, -1.0, 1.5], [1.0, 2.0, -3.0])  # arm: joint1..3, file order = pin order
+
+
+# ---------------------------------------------------------------------- defect URDFs
+@pytest.mark.parametrize("name, kind, links", [
+    ("triangle_inequality.urdf", "triangle_inequality_zeroed", ["link2"]),
+    ("missing_inertial.urdf", "missing_inertial_default", ["link2"]),
+    ("root_inertial_rpy.urdf", "root_inertial_gravity_tilt", ["base"]),
+])
+def test_defect_is_explained_with_its_cause(name, kind, links):
+    r = cc.compare(DEFECTS / name, samples=15, pinocchio=False)
+    assert r.verdict == cc.EXPLAINED, r.line()
+    assert [(c.kind, c.links) for c in r.causes] == [(kind, links)]
+    c = r.causes[0]
+    assert not c.before.within(1e-3) and c.after.within(1e-10)
+    assert r.errors.tau_abs == pytest.approx(c.before.tau_abs)
+
+
+def test_clean_twin_passes_with_pinocchio_as_third_voice():
+    pytest.importorskip("pinocchio")
+    r = cc.compare(ARM, samples=15)
+    assert r.verdict == cc.PASS, r.line()
+    assert r.errors.tau_abs < 1e-12 and r.errors.M_abs < 1e-12
+    assert r.pinocchio["available"] and cc.Errors(**r.pinocchio["vs_pybullet"]).within(1e-12)
+
+
+def test_spherical_defect_is_skipped_with_a_reason():
+    r = cc.compare(DEFECTS / "spherical_joint.urdf", samples=3)
+    assert r.verdict == cc.SKIPPED and "spherical" in r.reason and "joint2" in r.reason
+
+
+# The causes themselves, confirmed with Pinocchio's own parser and PyBullet called directly.
+def test_pybullet_zeroes_rotational_inertia_of_a_triangle_violator():
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(DEFECTS / "triangle_inequality.urdf"))
+    tb = bullet_tau(DEFECTS / "triangle_inequality.urdf", *STATE)
+    assert np.abs(pin_tau(pm, *STATE) - tb).max() > 1e-3
+    j = pm.getJointId("joint2")
+    pm.inertias[j] = pin.Inertia(pm.inertias[j].mass, pm.inertias[j].lever, np.zeros((3, 3)))
+    assert np.abs(pin_tau(pm, *STATE) - tb).max() < 1e-12
+
+
+def test_pybullet_gives_a_link_without_inertial_one_kilogram():
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(DEFECTS / "missing_inertial.urdf"))
+    tb = bullet_tau(DEFECTS / "missing_inertial.urdf", *STATE)
+    pm.inertias[pm.getJointId("joint2")] = pin.Inertia(1.0, np.zeros(3), np.eye(3))
+    assert np.abs(pin_tau(pm, *STATE) - tb).max() < 1e-12
+
+
+def test_pybullet_tilts_gravity_by_the_root_inertial_rotation_and_ignores_base_orientation():
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(DEFECTS / "root_inertial_rpy.urdf"))
+    R_in = pin.rpy.rpyToMatrix(0.3, -0.2, 0.5)
+    R_base = np.array(p.getMatrixFromQuaternion(p.getQuaternionFromEuler(RPY))).reshape(3, 3)
+    orn = p.getQuaternionFromEuler(RPY)
+    tb = bullet_tau(DEFECTS / "root_inertial_rpy.urdf", *STATE, orn=orn)
+    assert np.abs(pin_tau(pm, *STATE, gravity=R_in @ G) - tb).max() < 1e-12
+    # the true gravity in the root frame (R_base^T g) is not what PyBullet uses
+    assert np.abs(pin_tau(pm, *STATE, gravity=R_base.T @ G) - tb).max() > 0.1
+
+
+def test_base_orientation_is_explained_for_the_clean_arm():
+    r = cc.compare(ARM, samples=15, base_orientation=RPY, pinocchio=False)
+    assert r.verdict == cc.EXPLAINED and [c.kind for c in r.causes] == ["base_orientation_ignored"]
+    assert r.causes[0].before.tau_abs > 0.1 and r.causes[0].after.within(1e-10)
+    # both gravity changes at once: root inertial rpy and base orientation
+    r = cc.compare(DEFECTS / "root_inertial_rpy.urdf", samples=10, base_orientation=p.getQuaternionFromEuler(RPY),
+                   pinocchio=False)
+    assert r.verdict == cc.EXPLAINED
+    assert sorted(c.kind for c in r.causes) == ["base_orientation_ignored", "root_inertial_gravity_tilt"]
+
+
+def test_inertia_from_collision_shapes_is_explained():
+    r = cc.compare(ARM, samples=15, inertia_from_file=False, pinocchio=False)
+    assert r.verdict == cc.EXPLAINED, r.line()
+    assert [(c.kind, c.links) for c in r.causes] == [("inertia_from_collision_shapes", ["link1", "link2", "link3"])]
+    # PyBullet's inertia of link1 is that of its 0.08 x 0.08 x 0.3 m collision box (mass from the file)
+    c = p.connect(p.DIRECT)
+    try:
+        b = p.loadURDF(str(ARM), useFixedBase=True, physicsClientId=c)
+        diag = p.getDynamicsInfo(b, 0, physicsClientId=c)[2]
+    finally:
+        p.disconnect(physicsClientId=c)
+    # ... enlarged by PyBullet's collision margin, 1 mm on each side (measured)
+    m, (x, y, z) = 1.5, (0.082, 0.082, 0.302)
+    np.testing.assert_allclose(diag, [m / 12 * (y * y + z * z), m / 12 * (x * x + z * z), m / 12 * (x * x + y * y)],
+                               rtol=1e-6)
+
+
+def test_fresh_client_sees_an_edited_file(tmp_path):
+    path = tmp_path / "arm.urdf"
+    shutil.copy(ARM, path)
+    assert cc.compare(path, samples=5, pinocchio=False).verdict == cc.PASS
+    c = p.connect(p.DIRECT)
+    try:
+        p.loadURDF(str(path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        path.write_text(ARM.read_text().replace('<mass value="1.5"/>', '<mass value="3.5"/>'))
+        p.resetSimulation(physicsClientId=c)
+        b = p.loadURDF(str(path), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        assert p.getDynamicsInfo(b, 0, physicsClientId=c)[0] == 1.5  # PyBullet's per-client cache
+    finally:
+        p.disconnect(physicsClientId=c)
+    r = cc.compare(path, samples=5, pinocchio=False)  # a fresh client per robot: the new mass
+    assert r.verdict == cc.PASS, r.line()
+
+
+# ---------------------------------------------------------------------- user dynamics
+USER_MODULE = '''
+import simbench.dynamics as d
+from simbench.model import RobotModel
+
+kuka = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+bike = RobotModel.from_urdf("pybullet_data:bicycle/bike.urdf")
+heavy = kuka.with_link_inertial("lbr_iiwa_link_3", mass=2 * float(kuka.link_mass[kuka.link_index("lbr_iiwa_link_3")]))
+
+def right(q, qd, qdd):
+    return d.inverse_dynamics(kuka, q, qd, qdd)
+
+def flipped(q, qd, qdd):
+    return d.inverse_dynamics(kuka, q, qd, qdd, gravity=(0, 0, 9.81))
+
+def doubled(q, qd, qdd):
+    return d.inverse_dynamics(heavy, q, qd, qdd)
+
+def bike_right(q, qd, qdd):
+    return d.inverse_dynamics(bike, q, qd, qdd)
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "my_dyn_for_check.py").write_text(USER_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def parse(*argv):
+    parser = argparse.ArgumentParser(prog="simbench check")
+    cc.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+@pytest.mark.parametrize("func", ["flipped", "doubled"])
+def test_wrong_user_dynamics_fails_with_exit_code_1(user_module, func, capsys):
+    args = parse(KUKA, "--samples", "8", "--dynamics", f"my_dyn_for_check:{func}", "--json", "out.json")
+    assert cc.run_cli(args) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "worst joint" in out
+    rob = json.loads((user_module / "out.json").read_text())["robots"][0]
+    assert rob["verdict"] == "FAIL" and rob["errors"]["tau_abs"] > 0.1
+    try:
+        import pinocchio  # noqa: F401
+        assert "Pinocchio agrees with PyBullet" in rob["reason"]
+    except ImportError:
+        pass
+    w = rob["worst"]  # the printed state reproduces PyBullet's number
+    tb = bullet_tau(cc.resolve_urdf(KUKA), w["q"], w["qd"], w["qdd"])
+    j = ["lbr_iiwa_joint_%d" % i for i in range(1, 8)].index(w["joint"])
+    assert tb[j] == pytest.approx(w["tau_pybullet"], abs=1e-12)
+    assert abs(w["tau_ours"] - w["tau_pybullet"]) > 0.1
+
+
+def test_right_user_dynamics_passes_and_explains(user_module):
+    assert cc.run_cli(parse(KUKA, "--samples", "8", "--dynamics", "my_dyn_for_check:right", "-q")) == 0
+    r = cc.compare(BIKE, samples=8, dynamics="my_dyn_for_check:bike_right", pinocchio=False)
+    assert r.verdict == cc.EXPLAINED and [c.kind for c in r.causes] == ["root_inertial_gravity_tilt"]
+
+
+def test_assert_matches_pybullet(user_module):
+    import my_dyn_for_check as mine
+
+    assert assert_matches_pybullet(KUKA).verdict == cc.PASS
+    assert assert_matches_pybullet(KUKA, dynamics=mine.right, tol=1e-10).verdict == cc.PASS
+    with pytest.raises(AssertionError, match="worst joint"):
+        assert_matches_pybullet(KUKA, dynamics=mine.doubled)
+    assert assert_matches_pybullet(BIKE).verdict == cc.EXPLAINED
+    with pytest.raises(AssertionError, match="root_inertial_gravity_tilt"):
+        assert_matches_pybullet(BIKE, allow_explained=False)
+
+
+# ---------------------------------------------------------------------- CLI and reports
+def test_reports_json_markdown_plot_and_strict(tmp_path, capsys):
+    js, md, plots = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "plots"
+    args = parse(str(ARM), BIKE, "--samples", "6", "--json", str(js), "--markdown", str(md), "--plot", str(plots))
+    assert cc.run_cli(args) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out and "EXPLAINED" in out and "2 robots: 1 PASS, 1 EXPLAINED, 0 FAIL" in out
+    data = json.loads(js.read_text())
+    assert set(data) == {"version", "settings", "summary", "robots"}
+    assert data["summary"] == {**data["summary"], "PASS": 1, "EXPLAINED": 1, "FAIL": 0, "exit_code": 0}
+    keys = {"target", "name", "path", "verdict", "reason", "dof", "samples", "errors", "causes", "notes",
+            "worst", "pinocchio", "seconds"}
+    assert all(set(r) == keys for r in data["robots"])
+    bike = [r for r in data["robots"] if r["target"] == BIKE][0]
+    assert set(bike["errors"]) >= {"tau_abs", "tau_rel", "M_abs", "M_rel"}
+    assert bike["causes"][0]["kind"] == "root_inertial_gravity_tilt"
+    assert set(bike["causes"][0]) == {"kind", "links", "message", "before", "after"}
+    table = [ln for ln in md.read_text().splitlines() if ln.startswith("|")]
+    assert len(table) == 4 and table[0].startswith("| robot | verdict |")
+    assert all(ln.count("|") == table[0].count("|") for ln in table)
+    pngs = sorted(plots.glob("*.png"))
+    assert len(pngs) == 2 and all(f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for f in pngs)
+    assert cc.run_cli(parse(BIKE, "--samples", "4", "--strict", "-q", "--no-pinocchio")) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    [],                                              # nothing to check
+    ["does_not_exist.urdf"],
+    ["pybullet_data:no_such_robot.urdf"],
+    [KUKA, "--dynamics", "nocolon"],
+    [KUKA, "--dynamics", "no_such_module_xyz:f"],
+    [KUKA, "--samples", "0"],
+    [KUKA, "--base-orientation", "1", "2"],
+    ["pybullet_data:plane.urdf"],                    # no movable joints
+])
+def test_usage_errors_exit_2(argv, capsys):
+    assert cc.run_cli(parse(*argv)) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_argparse_errors_exit_2():
+    with pytest.raises(SystemExit) as exc:
+        parse(KUKA, "--samples", "many")
+    assert exc.value.code == 2
+
+
+def test_compare_bad_target_is_a_simbench_error():
+    with pytest.raises(SimbenchError, match="not found"):
+        cc.compare("nowhere/robot.urdf")

@@ -1,0 +1,76 @@
+"""The whole pybullet_data corpus through ``simbench check``: no FAIL, and the robots PyBullet
+alters on import come out EXPLAINED with the right cause and links (issue 5)."""
+import time
+
+import pytest
+
+from simbench.bullet import crosscheck as cc
+
+PD = "pybullet_data:"
+TRI, MISSING, TILT = "triangle_inequality_zeroed", "missing_inertial_default", "root_inertial_gravity_tilt"
+EXPECTED_EXPLAINED = {
+    "TwoJointRobot_w_fixedJoints.urdf": {TRI: {"link_1", "link_2"}},
+    "TwoJointRobot_wo_fixedJoints.urdf": {TRI: {"link_1", "link_2"}},
+    "bicycle/bike.urdf": {TILT: {"frameLink"}},
+    "mini_cheetah/mini_cheetah.urdf": {TRI: {"thigh_fr", "thigh_fl", "thigh_hr", "thigh_hl"}},
+    "quadruped/spirit40newer.urdf": {MISSING: {"FR_upper_shoulder", "FL_upper_shoulder",
+                                               "RR_upper_shoulder", "RL_upper_shoulder"}},
+    "xarm/xarm6_robot.urdf": {TRI: {"link2", "link3"}},
+    "xarm/xarm6_robot_white.urdf": {TRI: {"link2", "link3"}},
+    "xarm/xarm6_with_gripper.urdf": {TRI: {"link2", "link3"}},
+}
+EXPECTED_SKIPPED = {  # with a word the reason must contain
+    "husky/husky.urdf": "optenv",                    # xacro left-overs: not a URDF number
+    "torus_deform.urdf": "no <link>",                # a deformable, not a robot
+    "humanoid/humanoid.urdf": "spherical",
+    "spherical_joint_limit.urdf": "spherical",
+    "kuka_iiwa/model_for_sdf.urdf": "PyBullet cannot load",  # its meshes are missing
+}
+
+
+@pytest.fixture(scope="module")
+def corpus_report():
+    t0 = time.perf_counter()
+    report = cc.check([], corpus="pybullet_data", samples=4, seed=1, pinocchio=False)
+    print(f"\ncorpus sweep: {len(report.results)} robots in {time.perf_counter() - t0:.1f} s: {report.counts()}")
+    return report
+
+
+def test_corpus_has_no_fail(corpus_report):
+    fails = [r.line() for r in corpus_report.results if r.verdict == cc.FAIL]
+    assert not fails, "\n".join(fails)
+    assert corpus_report.exit_code() == 0
+    assert corpus_report.exit_code(strict=True) == 1  # EXPLAINED robots exist
+    assert len(corpus_report.results) >= 40  # the distinct URDFs with movable joints (+ skipped)
+
+
+def test_altered_robots_are_explained_with_the_right_cause(corpus_report):
+    for name, causes in EXPECTED_EXPLAINED.items():
+        r = corpus_report[PD + name]
+        assert r.verdict == cc.EXPLAINED, r.line()
+        assert {c.kind: set(c.links) for c in r.causes} == causes, r.line()
+        for c in r.causes:  # a real disagreement that the rebuilt model removes
+            assert c.before.tau_abs > 1e-3 or c.before.M_abs > 1e-3
+            assert c.after.within(1e-8), c.after
+
+
+def test_everything_else_passes_or_is_skipped_with_a_reason(corpus_report):
+    for r in corpus_report.results:
+        name = r.target.removeprefix(PD)
+        if name in EXPECTED_EXPLAINED:
+            continue
+        if name in EXPECTED_SKIPPED:
+            assert r.verdict == cc.SKIPPED and EXPECTED_SKIPPED[name] in r.reason, r.line()
+        else:
+            assert r.verdict == cc.PASS, r.line()
+            assert r.errors.within(1e-8) and not r.causes
+
+
+def test_corpus_is_deduplicated():
+    targets, skipped = cc.corpus_targets()
+    assert len(set(targets)) == len(targets)
+    import hashlib
+    from simbench.paths import resolve_urdf
+
+    digests = [hashlib.sha1(resolve_urdf(t).read_bytes()).hexdigest() for t in targets]
+    assert len(set(digests)) == len(digests)
