@@ -197,7 +197,8 @@ def _adjacent(world: _World, body: str) -> set[frozenset[str]]:
     for i, la in enumerate(links):
         for lb in links[i + 1:]:
             ga, gb = group[la], group[lb]
-            if ga == gb or geometric_parent(ga) == gb or geometric_parent(gb) == ga:
+            if (ga == gb or gparent[ga] == gb or gparent[gb] == ga
+                    or geometric_parent(ga) == gb or geometric_parent(gb) == ga):
                 out.add(frozenset((names[la], names[lb])))
     return out
 
@@ -671,6 +672,7 @@ class SamplingReport:
     always: list[tuple[str, str]]
     never: list[tuple[str, str]]
     fraction: dict[tuple[str, str], float]
+    configurations: np.ndarray | None = None  # the (n, dof) samples
 
     def disabled(self) -> list[DisabledPair]:
         out = [DisabledPair(a, b, "Adjacent") for a, b in self.adjacent]
@@ -701,7 +703,7 @@ def sample_disabled_pairs(scene_or_loaded: Any, body: str | None = None, *, n: i
                                      exclude_adjacent=True, client=w.client)
         adjacent = sorted(tuple(sorted(x)) for x in adj if len(x) == 2)
         if not pairs:
-            return SamplingReport(body, 0, adjacent, [], [], [], {})
+            return SamplingReport(body, 0, adjacent, [], [], [], {}, np.zeros((0, len(w.body(body).movable_indices))))
         det = CollisionDetector(w.loaded if w.loaded is not None else w.client,
                                 None if w.loaded is not None else w.bodies, pairs, robot=body)
         rb = w.body(body)
@@ -725,7 +727,7 @@ def sample_disabled_pairs(scene_or_loaded: Any, body: str | None = None, *, n: i
         always = [nm for nm, c, f in zip(names, at_neutral, frac) if not c and f >= always_fraction]
         never = [nm for nm, f in zip(names, frac) if f == 0 and nm not in default]
         return SamplingReport(body, n, adjacent, default, always, never,
-                              {nm: float(f) for nm, f in zip(names, frac)})
+                              {nm: float(f) for nm, f in zip(names, frac)}, Q)
     finally:
         _close(tmp)
 
