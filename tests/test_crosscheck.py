@@ -168,6 +168,9 @@ def doubled(q, qd, qdd):
 
 def bike_right(q, qd, qdd):
     return d.inverse_dynamics(bike, q, qd, qdd)
+
+def short(q, qd, qdd):
+    return [0.0]
 '''
 
 
@@ -203,6 +206,11 @@ def test_wrong_user_dynamics_fails_with_exit_code_1(user_module, func, capsys):
     j = ["lbr_iiwa_joint_%d" % i for i in range(1, 8)].index(w["joint"])
     assert tb[j] == pytest.approx(w["tau_pybullet"], abs=1e-12)
     assert abs(w["tau_ours"] - w["tau_pybullet"]) > 0.1
+
+
+def test_user_dynamics_with_the_wrong_shape_fails_clearly(user_module):
+    r = cc.compare(KUKA, samples=3, dynamics="my_dyn_for_check:short", pinocchio=False)
+    assert r.verdict == cc.FAIL and "expected (7,)" in r.reason
 
 
 def test_right_user_dynamics_passes_and_explains(user_module):
