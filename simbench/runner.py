@@ -199,9 +199,9 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
 
 
 def _connected(sim: Any) -> bool:
-    import pybullet as p
+    from ._quiet import import_pybullet
 
-    return bool(p.isConnected(physicsClientId=sim.client))
+    return bool(import_pybullet().isConnected(physicsClientId=sim.client))
 
 
 def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2.0):
@@ -210,7 +210,7 @@ def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2
 
     def callback(sim: Any) -> None:
         now = time.perf_counter()
-        if now >= state["next"]:
+        if now >= state["next"] and sim.t > 0:
             state["next"] = now + every
             total = f" / {sim.duration:g} s" if sim.duration is not None else " s"
             print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({sim.t / (now - wall0):.2f}x real time)",

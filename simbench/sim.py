@@ -38,12 +38,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pybullet as p
 
+from ._quiet import import_pybullet
 from .bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from .bullet.servers import ServerPair, connect
 from .errors import ShapeError, SimbenchError, lookup
 from .imaging import write_png
+
+p = import_pybullet()
 
 SUPPORTED_RECORDING_FORMATS = (".gif", ".mp4")
 
@@ -563,6 +565,7 @@ class Simulation:
         self._callbacks: list[Callable[["Simulation"], None]] = []
         self._robot: Robot | None = None
         self._handles: dict[str, Robot] = {}
+        self._debug_items: dict[str, list[int]] = {}
         self._wall0: float | None = None
         self._closed = False
         self.camera = {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": 225.0, "pitch": -25.0}
@@ -654,7 +657,24 @@ class Simulation:
         objects, bound to the collision server (queries never move the main simulation)."""
         from .bullet.collision import CollisionDetector
 
-        return CollisionDetector(self.pair.collision, pairs, **kwargs)
+        kwargs.setdefault("robot", self.pair.main.robot_name)
+        return CollisionDetector(self.pair.collision, pairs=list(pairs), **kwargs)
+
+    def draw_closest_points(self, results: Sequence[Any], key: str = "closest", **kwargs: Any) -> list[int]:
+        """Draw closest-point segments (from ``detector.closest_points(q)``) in the main
+        server, coloured by clearance; a later call with the same ``key`` moves those lines
+        instead of adding new ones. Debug lines show in the GUI only (not in recorded frames)."""
+        from .bullet.collision import draw_closest_points
+
+        old = self._debug_items.get(key)
+        replace = old if old is not None and len(old) == len(results) else None
+        if old is not None and replace is None:
+            for item in old:
+                if item >= 0:
+                    p.removeUserDebugItem(item, physicsClientId=self.client)
+        ids = draw_closest_points(self.client, results, replace=replace, **kwargs)
+        self._debug_items[key] = ids
+        return ids
 
     # ------------------------------------------------------------------ time
     @property
@@ -689,9 +709,10 @@ class Simulation:
         return None
 
     def step(self, n: int = 1) -> float:
-        """Advance ``n`` physics steps of ``dt``; returns ``t``. Applies held torques, writes
-        due recording frames, runs step callbacks and, with ``real_time``, sleeps to keep pace
-        with the wall clock. Raises :class:`SimulationDone` when the run is over."""
+        """Advance ``n`` physics steps of ``dt``; returns ``t``. Per step: apply held torques,
+        ``stepSimulation``, run the step callbacks, write due recording frames and, with
+        ``real_time``, sleep to keep pace with the wall clock. Raises :class:`SimulationDone`
+        when the run is over."""
         n = int(n)
         if n < 0:
             raise SimbenchError(f"step(n={n}): n must be >= 0")
@@ -703,10 +724,10 @@ class Simulation:
                 handle._apply()
             p.stepSimulation(physicsClientId=self.client)
             self._steps += 1
+            for cb in list(self._callbacks):  # first, so that frames show what they set
+                cb(self)
             for rec in list(self._recordings):
                 rec._on_step()
-            for cb in list(self._callbacks):
-                cb(self)
             if self.real_time:
                 self._pace()
         return self.t
@@ -716,7 +737,7 @@ class Simulation:
         return self.step(max(0, round(float(seconds) / self.dt)))
 
     def add_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
-        """Call ``fn(sim)`` after every physics step."""
+        """Call ``fn(sim)`` after every physics step (before recording frames are taken)."""
         self._callbacks.append(fn)
 
     def remove_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
