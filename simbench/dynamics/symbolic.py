@@ -1,0 +1,649 @@
+"""Closed-form equations of motion with sympy: M(q), C(q, q'), g(q) of a serial chain.
+
+``tau = M(q) q'' + C(q, q') q' + g(q)`` (seed 000, seed 004), derived from the same
+:class:`~simbench.model.RobotModel` as the numeric code:
+
+* each moving body (a movable joint's child link with every link fixed to it merged in)
+  gets its world pose ``T_i(q)`` as a product of the joint origins and joint motions;
+* ``M = sum_i m_i Jv_i^T Jv_i + Jw_i^T R_i I_i R_i^T Jw_i`` with the geometric Jacobians
+  of the body centres of mass (slides 001, seed 004);
+* Christoffel symbols ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)`` and
+  ``C_ij = sum_k Gamma_ijk q'_k``, so ``M' - 2C`` is skew-symmetric;
+* ``g = dP/dq`` with ``P = -sum_i m_i gravity . p_ci``.
+
+sympy is an optional dependency (``pip install simbench[symbolic]``); it is imported
+only by this module. Example::
+
+    from simbench.model import load
+    from simbench.dynamics.symbolic import derive
+    eom = derive(load("assets/urdf/planar_2r.urdf"))
+    eom.M, eom.C, eom.g          # sympy matrices in eom.q, eom.qd
+    f = eom.lambdify()
+    f.inverse_dynamics(q, qd, qdd)  # numpy, leading batch dimensions allowed
+    eom.to_c("planar_2r_eom.c")     # C99 source (and a .h next to it)
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import SimbenchError
+from ..model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel, as_joint_array
+
+try:
+    import sympy as sp
+except ImportError as _exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "simbench.dynamics.symbolic needs sympy: pip install simbench[symbolic] "
+        f"(or pip install sympy); the import failed with: {_exc}") from None
+
+#: Derivations with more degrees of freedom than this are refused (expression swell).
+MAX_DOF = 7
+
+_CLEAN_TOL = 1e-12
+
+
+# ---------------------------------------------------------------------- helpers
+def _num(x: float) -> "sp.Expr":
+    """A float as a sympy number; values within 1e-12 of 0 or +-1 become exact integers
+    (so rotations by rpy = pi/2 give exact zeros instead of 6e-17)."""
+    x = float(x)
+    for exact in (0.0, 1.0, -1.0):
+        if abs(x - exact) < _CLEAN_TOL:
+            return sp.Integer(int(exact))
+    return sp.Float(x)
+
+
+def _ident(name: str) -> str:
+    """A C/Python identifier made from a URDF name."""
+    s = re.sub(r"\W", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def _skew(v: "sp.Matrix") -> "sp.Matrix":
+    return sp.Matrix([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+
+
+def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
+    """The movable joints as a serial chain, each with its fixed links merged in.
+
+    Returns one dict per movable joint (q order): ``joint`` (index into the all-joints
+    arrays), ``link`` (its child link), ``T_fixed`` (4x4 numeric transform from the
+    previous body's frame, or the root frame, to this joint's frame at q = 0),
+    ``mass``, ``com`` (body frame), ``inertia`` (about the COM, body axes).
+    """
+    codes = model.joint_type_code
+    if np.any(codes == SPHERICAL):
+        bad = [model.joint_all_names[j] for j in np.flatnonzero(codes == SPHERICAL)]
+        raise SimbenchError(f"{model.name}: symbolic derivation handles revolute, continuous and "
+                            f"prismatic joints only; spherical joints {bad}")
+    movable = [int(j) for j in model.movable]
+    if not movable:
+        raise SimbenchError(f"{model.name}: no movable joint, nothing to derive")
+    parent = model.link_parent
+    # body of each link: the nearest ancestor-or-self link entered through a movable joint
+    body_of = np.full(model.nlinks, -1, dtype=int)   # index into `movable`, -1 = static
+    T_body_link = [np.eye(4) for _ in range(model.nlinks)]
+    pos_in_chain = {j: i for i, j in enumerate(movable)}
+    for k in range(1, model.nlinks):  # depth-first numbering: parents come first
+        j = k - 1
+        if codes[j] != FIXED:
+            body_of[k] = pos_in_chain[j]
+        else:
+            p = int(parent[k])
+            body_of[k] = body_of[p]
+            T_body_link[k] = T_body_link[p] @ model.joint_origin[j]
+    # serial chain: the parent link of movable joint i+1 must lie on body i
+    for i in range(1, len(movable)):
+        j = movable[i]
+        if body_of[int(parent[j + 1])] != i - 1:
+            prev = model.joint_all_names[movable[i - 1]]
+            where = int(body_of[int(parent[j + 1])])
+            other = "the fixed root" if where < 0 else f"joint {model.joint_all_names[movable[where]]!r}"
+            raise SimbenchError(
+                f"{model.name} is not a serial chain: movable joint {model.joint_all_names[j]!r} "
+                f"hangs below {other}, not below the previous movable joint {prev!r}; symbolic "
+                f"derivation handles serial chains only (joints in q order: {list(model.joint_names)})")
+    if len(movable) > max_dof:
+        raise SimbenchError(
+            f"{model.name} has {len(movable)} degrees of freedom; symbolic derivation is limited "
+            f"to {max_dof} (pass max_dof= to try more, expect minutes and huge expressions)")
+    bodies = []
+    for i, j in enumerate(movable):
+        p = int(parent[j + 1])
+        T_prev_link = T_body_link[p]  # body frame (or root frame) -> parent link frame
+        links = [k for k in range(model.nlinks) if body_of[k] == i]
+        m = float(sum(model.link_mass[k] for k in links))
+        com = np.zeros(3)
+        I = np.zeros((3, 3))
+        if m > 0:
+            pts = [T_body_link[k][:3, :3] @ model.link_com[k] + T_body_link[k][:3, 3] for k in links]
+            com = sum(model.link_mass[k] * c for k, c in zip(links, pts)) / m
+            for k, c in zip(links, pts):
+                R = T_body_link[k][:3, :3]
+                d = c - com
+                I += R @ model.link_inertia[k] @ R.T + model.link_mass[k] * (d @ d * np.eye(3) - np.outer(d, d))
+        else:  # massless body: keep the rotational inertia (if any) of its links
+            for k in links:
+                R = T_body_link[k][:3, :3]
+                I += R @ model.link_inertia[k] @ R.T
+        bodies.append(dict(joint=j, link=j + 1, T_fixed=T_prev_link @ model.joint_origin[j],
+                           mass=m, com=com, inertia=0.5 * (I + I.T)))
+    return bodies
+
+
+# ---------------------------------------------------------------------- derivation
+@dataclass
+class SymbolicDynamics:
+    """Closed-form ``tau = M(q) q'' + C(q, q') q' + g(q)`` of a serial chain.
+
+    ``q``, ``qd``, ``qdd``: sympy symbol matrices (n x 1) named ``q1..qn``, ``qd1..``,
+    ``qdd1..`` in the order of ``joint_names``. ``parameters`` maps every parameter
+    symbol (with ``symbolic_parameters=True``) to its value in the model.
+    """
+
+    model_name: str
+    joint_names: tuple[str, ...]
+    q: Any
+    qd: Any
+    qdd: Any
+    M: Any
+    C: Any
+    g: Any
+    parameters: dict = field(default_factory=dict)
+    parameter_info: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def dof(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def c(self) -> Any:
+        """The Coriolis and centrifugal vector ``c = C(q, q') q'``."""
+        return (self.C * self.qd).applyfunc(sp.expand)
+
+    @property
+    def tau(self) -> Any:
+        """``M q'' + C q' + g`` as an n x 1 sympy matrix."""
+        return self.M * self.qdd + self.C * self.qd + self.g
+
+    def numeric(self, values: Mapping[Any, float] | None = None) -> "SymbolicDynamics":
+        """A copy with the parameter symbols replaced by numbers (the model's values, or
+        ``values`` keyed by symbol or symbol name, which override them)."""
+        subs = self._parameter_values(values)
+        if not subs:
+            return self
+        f = lambda e: e.xreplace(subs)  # noqa: E731
+        return SymbolicDynamics(self.model_name, self.joint_names, self.q, self.qd, self.qdd,
+                                self.M.applyfunc(f), self.C.applyfunc(f), self.g.applyfunc(f),
+                                {}, {}, dict(self.timings))
+
+    def _parameter_values(self, values: Mapping[Any, float] | None) -> dict:
+        subs = {s: sp.Float(v) for s, v in self.parameters.items()}
+        if values:
+            by_name = {str(s): s for s in self.parameters}
+            for key, v in values.items():
+                sym = key if isinstance(key, sp.Symbol) else by_name.get(str(key))
+                if sym is None:
+                    from ..errors import UnknownNameError
+
+                    raise UnknownNameError("parameter", key, by_name, self.model_name)
+                subs[sym] = sp.Float(float(v))
+        return subs
+
+    # -------------------------------------------------------------- outputs
+    def lambdify(self, values: Mapping[Any, float] | None = None) -> "LambdifiedDynamics":
+        """numpy functions of M, C, g and tau (parameters replaced by ``values`` or the
+        model's numbers)."""
+        return LambdifiedDynamics(self.numeric(values))
+
+    def latex(self) -> str:
+        """M, c = C q' and g as a LaTeX ``align*`` block (``\\dot q`` for velocities)."""
+        names = {s: f"q_{{{i + 1}}}" for i, s in enumerate(self.q)}
+        names.update({s: f"\\dot{{q}}_{{{i + 1}}}" for i, s in enumerate(self.qd)})
+        names.update({s: f"\\ddot{{q}}_{{{i + 1}}}" for i, s in enumerate(self.qdd)})
+        tex = lambda e: sp.latex(e, symbol_names=names)  # noqa: E731
+        return ("\\begin{align*}\n"
+                f"M(q) &= {tex(self.M)} \\\\\n"
+                f"c(q, \\dot{{q}}) = C(q, \\dot{{q}})\\,\\dot{{q}} &= {tex(self.c)} \\\\\n"
+                f"g(q) &= {tex(self.g)}\n"
+                "\\end{align*}\n")
+
+    def to_c(self, path: str | os.PathLike, prefix: str | None = None,
+             values: Mapping[Any, float] | None = None) -> Path:
+        """Write C99 source for M, C, g (and tau) to ``path`` and a header next to it.
+
+        Functions (arrays row-major, joints in ``joint_names`` order)::
+
+            void PREFIX_mass_matrix(const double *q, double *M);            /* n*n */
+            void PREFIX_coriolis_matrix(const double *q, const double *qd, double *C);
+            void PREFIX_gravity_torques(const double *q, double *g);        /* n */
+            void PREFIX_inverse_dynamics(const double *q, const double *qd,
+                                         const double *qdd, double *tau);   /* n */
+            int PREFIX_dof(void);
+
+        The code comes from sympy's C99 printer after common-subexpression elimination.
+        """
+        path = Path(path)
+        prefix = _ident(prefix or path.stem)
+        num = self.numeric(values)
+        source, header = _c_source(num, prefix, path.with_suffix(".h").name)
+        path.write_text(source)
+        path.with_suffix(".h").write_text(header)
+        return path
+
+    def compile(self, path: str | os.PathLike | None = None, *, cc: str | None = None,
+                values: Mapping[Any, float] | None = None) -> "CompiledDynamics":
+        """Write the C source, build a shared library with the system C compiler and
+        load it with ctypes. ``path``: where the .c file goes (a temporary folder by default)."""
+        compiler = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        if not compiler:
+            raise SimbenchError("no C compiler found (looked for $CC, cc, gcc)")
+        if path is None:
+            path = Path(tempfile.mkdtemp(prefix="simbench_eom_")) / f"{_ident(self.model_name)}_eom.c"
+        path = Path(path)
+        prefix = _ident(path.stem)
+        self.to_c(path, prefix=prefix, values=values)
+        lib = path.with_suffix(".so")
+        cmd = [compiler, "-std=c99", "-O2", "-shared", "-fPIC", "-o", str(lib), str(path), "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise SimbenchError(f"compiling {path} failed ({' '.join(cmd)}):\n{res.stderr}")
+        return CompiledDynamics(lib, prefix, self.dof, self.joint_names)
+
+
+def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: bool = False, *,
+           gravity: Sequence[float] = (0.0, 0.0, -9.81), max_dof: int = MAX_DOF) -> SymbolicDynamics:
+    """Symbolic M(q), C(q, q') (Christoffel symbols) and g(q) of a serial chain.
+
+    ``model``: revolute / continuous / prismatic joints in one chain (fixed joints are
+    merged into the body they hang from; branches of fixed links are fine, branches of
+    movable joints are refused), at most ``max_dof`` degrees of freedom.
+
+    The derivation runs on polynomials in ``s_i = sin q_i``, ``c_i = cos q_i`` (and the
+    prismatic ``q_i``); derivatives use ``d/dq_i = c_i d/ds_i - s_i d/dc_i``.
+    ``simplify``: ``True`` reduces every intermediate result modulo ``s_i^2 + c_i^2 = 1``
+    (a canonical form, cheap: about a second for 3 DOF) and drops float round-off terms
+    (coefficients below 1e-13 of the largest in the same entry); ``"trig"`` also runs
+    sympy's ``trigsimp`` on the final entries (angle sums such as ``cos(q1 + q2)``; slow
+    beyond 3 DOF); ``False`` only expands.
+    ``symbolic_parameters``: masses, COMs, inertias (merged per body, named after the
+    body's link: ``m_LINK``, ``cx_LINK``, ``Ixx_LINK``, ...), joint offsets (``px_JOINT``, ...:
+    the translation from the previous body's frame to the joint frame) and the gravity
+    magnitude ``g`` become symbols; only entries that are non-zero in the model get a
+    symbol, the zeros stay exact zeros. Their values are in ``.parameters``.
+    ``gravity``: the gravity vector in the root frame.
+    """
+    if simplify not in (True, False, "trig"):
+        raise SimbenchError(f"simplify must be True, False or 'trig', got {simplify!r}")
+    t0 = time.perf_counter()
+    bodies = _chain_bodies(model, max_dof)
+    n = len(bodies)
+    gvec = np.asarray(gravity, dtype=float)
+    if gvec.shape != (3,) or not np.all(np.isfinite(gvec)):
+        raise SimbenchError(f"gravity must be 3 finite numbers, got {gravity!r}")
+    q = sp.Matrix(sp.symbols(f"q1:{n + 1}", real=True))
+    qd = sp.Matrix(sp.symbols(f"qd1:{n + 1}", real=True))
+    qdd = sp.Matrix(sp.symbols(f"qdd1:{n + 1}", real=True))
+    params: dict = {}
+    info: dict = {}
+
+    def param(name: str, value: float, what: str) -> "sp.Expr":
+        v = _num(value)
+        if not symbolic_parameters or v == 0:
+            return v
+        s = sp.Symbol(name, real=True)
+        params[s] = float(value)
+        info[s] = what
+        return s
+
+    if symbolic_parameters and np.any(gvec != 0):
+        gsym = sp.Symbol("g", positive=True)
+        gnorm = float(np.linalg.norm(gvec))
+        params[gsym], info[gsym] = gnorm, "gravity magnitude"
+        gravity_expr = sp.Matrix([_num(x / gnorm) for x in gvec]) * gsym
+    else:
+        gravity_expr = sp.Matrix([_num(x) for x in gvec])
+
+    # polynomial variables: s_i, c_i for revolute joints, q_i itself for prismatic ones
+    revolute = [model.joint_type_code[b["joint"]] != PRISMATIC for b in bodies]
+    S = {i: sp.Symbol(f"_s{i + 1}", real=True) for i in range(n) if revolute[i]}
+    Cs = {i: sp.Symbol(f"_c{i + 1}", real=True) for i in range(n) if revolute[i]}
+    red = _Reducer(S, Cs, simplify is not False)
+
+    def ddq(e: "sp.Expr", i: int) -> "sp.Expr":
+        if revolute[i]:
+            return red(Cs[i] * sp.diff(e, S[i]) - S[i] * sp.diff(e, Cs[i]))
+        return red(sp.diff(e, q[i]))
+
+    # ---- forward kinematics of every body
+    R_w = sp.eye(3)
+    p_w = sp.zeros(3, 1)
+    axes_w, origins_w = [], []
+    com_w, R_body, mass, inertia = [], [], [], []
+    for i, b in enumerate(bodies):
+        j = b["joint"]
+        jname, lname = _ident(model.joint_all_names[j]), _ident(model.link_names[b["link"]])
+        Tf = b["T_fixed"]
+        Rf = sp.Matrix(3, 3, [_num(x) for x in Tf[:3, :3].ravel()])
+        pf = sp.Matrix([param(f"p{a}_{jname}", Tf[k, 3], f"offset {a} of joint {model.joint_all_names[j]!r}")
+                        for k, a in enumerate("xyz")])
+        axis = sp.Matrix([_num(x) for x in model.joint_axis[j]])
+        p_joint = (p_w + R_w * pf).applyfunc(red)
+        R_joint = (R_w * Rf).applyfunc(red)
+        z = (R_joint * axis).applyfunc(red)
+        if revolute[i]:
+            K = _skew(axis)
+            Rq = sp.eye(3) + S[i] * K + (1 - Cs[i]) * K * K  # Rodrigues, exact for a unit axis
+            R_w, p_w = (R_joint * Rq).applyfunc(red), p_joint
+        else:
+            R_w, p_w = R_joint, (p_joint + z * q[i]).applyfunc(red)
+        axes_w.append(z)
+        origins_w.append(p_joint)
+        what = f"body {model.link_names[b['link']]!r}"
+        m = param(f"m_{lname}", b["mass"], f"mass of {what}")
+        c = sp.Matrix([param(f"c{a}_{lname}", b["com"][k], f"centre of mass {a} of {what}")
+                       for k, a in enumerate("xyz")])
+        I = sp.zeros(3, 3)
+        for (r, s_), nm in {(0, 0): "xx", (1, 1): "yy", (2, 2): "zz", (0, 1): "xy", (0, 2): "xz",
+                            (1, 2): "yz"}.items():
+            v = param(f"I{nm}_{lname}", b["inertia"][r, s_], f"inertia {nm} of {what} about its COM")
+            I[r, s_] = I[s_, r] = v
+        com_w.append((p_w + R_w * c).applyfunc(red))
+        R_body.append(R_w)
+        mass.append(m)
+        inertia.append(I)
+    t_kin = time.perf_counter()
+
+    # ---- mass matrix from the COM Jacobians, potential energy
+    M = sp.zeros(n, n)
+    P = sp.Integer(0)
+    for i in range(n):
+        Jv = sp.zeros(3, n)
+        Jw = sp.zeros(3, n)
+        for k in range(i + 1):
+            if revolute[k]:
+                Jv[:, k] = axes_w[k].cross(com_w[i] - origins_w[k]).applyfunc(red)
+                Jw[:, k] = axes_w[k]
+            else:
+                Jv[:, k] = axes_w[k]
+        Jwb = (R_body[i].T * Jw).applyfunc(red)  # angular Jacobian in body axes
+        M += mass[i] * (Jv.T * Jv) + Jwb.T * inertia[i] * Jwb
+        P += -mass[i] * (gravity_expr.T * com_w[i])[0, 0]
+    for r in range(n):  # exact symmetry: reduce the upper triangle only
+        for s_ in range(r, n):
+            M[r, s_] = M[s_, r] = red(M[r, s_])
+    P = red(P)
+    t_M = time.perf_counter()
+
+    # ---- Christoffel symbols: Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
+    dM = [M.applyfunc(lambda e, k=k: ddq(e, k)) for k in range(n)]
+    C = sp.zeros(n, n)
+    for i in range(n):
+        for j in range(n):
+            e = sp.Integer(0)
+            for k in range(n):
+                e += (dM[k][i, j] + dM[j][i, k] - dM[i][j, k]) * qd[k]
+            C[i, j] = red(e / 2)
+    t_C = time.perf_counter()
+    g = sp.Matrix([ddq(P, i) for i in range(n)])
+    t_g = time.perf_counter()
+
+    back = {S[i]: sp.sin(q[i]) for i in S}
+    back.update({Cs[i]: sp.cos(q[i]) for i in Cs})
+    out = [X.xreplace(back) for X in (M, C, g)]
+    if simplify == "trig":
+        out = [X.applyfunc(lambda e: _chop(sp.expand(sp.trigsimp(e)))) for X in out]
+    t_end = time.perf_counter()
+    timings = dict(kinematics=t_kin - t0, mass_matrix=t_M - t_kin, coriolis=t_C - t_M,
+                   gravity=t_g - t_C, trigsimp=t_end - t_g, total=t_end - t0)
+    return SymbolicDynamics(model.name, tuple(model.joint_names), q, qd, qdd, *out,
+                            params, info, timings)
+
+
+class _Reducer:
+    """Expand a polynomial in (s_i, c_i, ...) and, if ``active``, reduce it modulo
+    ``s_i^2 + c_i^2 - 1`` (replace ``s_i^2`` by ``1 - c_i^2``: the result is linear in each
+    ``s_i``, a canonical form) and chop float round-off."""
+
+    def __init__(self, S: dict, C: dict, active: bool):
+        self.active = active
+        self.pairs = [(S[i], C[i]) for i in S]
+        self.gens = [s for s, _ in self.pairs] + [c for _, c in self.pairs]
+
+    def __call__(self, e: "sp.Expr") -> "sp.Expr":
+        e = sp.expand(e)
+        if not self.active:
+            return e
+        if not self.gens or not e.has(*self.gens):
+            return _chop(e)
+        poly = sp.Poly(e, *self.gens)
+        n = len(self.pairs)
+        terms: dict = {}
+        for monom, coeff in poly.terms():
+            todo = [(list(monom), coeff)]
+            while todo:
+                mono, cf = todo.pop()
+                for k in range(n):
+                    if mono[k] >= 2:  # s^a = s^(a-2) (1 - c^2)
+                        a = list(mono)
+                        a[k] -= 2
+                        b = list(a)
+                        b[n + k] += 2
+                        todo.append((a, cf))
+                        todo.append((b, -cf))
+                        break
+                else:
+                    key = tuple(mono)
+                    terms[key] = terms.get(key, 0) + cf
+        expr = sp.Add(*[cf * sp.Mul(*[g ** p for g, p in zip(self.gens, mono)])
+                        for mono, cf in terms.items()])
+        return _chop(sp.expand(expr))
+
+
+def _chop(e: "sp.Expr", rel: float = 1e-13) -> "sp.Expr":
+    """Drop the terms of a sum whose float coefficient is below ``rel`` times the largest
+    (round-off of rotations such as 6e-17 left over by cancelling terms)."""
+    if not isinstance(e, sp.Add):
+        return e
+    terms = e.args
+    coeffs = [abs(float(t.as_coeff_Mul()[0])) for t in terms]
+    big = max(coeffs)
+    if big == 0:
+        return e
+    keep = [t for t, c in zip(terms, coeffs) if c >= rel * big or not t.as_coeff_Mul()[0].is_Float]
+    return sp.Add(*keep) if len(keep) != len(terms) else e
+
+
+# ---------------------------------------------------------------------- numeric evaluation
+def _flat_function(args: list, exprs: list) -> Any:
+    return sp.lambdify(args, exprs, modules="numpy", cse=True)
+
+
+class LambdifiedDynamics:
+    """numpy evaluation of a :class:`SymbolicDynamics` (sympy ``lambdify`` with CSE).
+
+    Every function accepts leading batch dimensions: ``q`` of shape (..., n).
+    """
+
+    def __init__(self, eom: SymbolicDynamics):
+        if eom.parameters:
+            raise SimbenchError("substitute the parameters first (SymbolicDynamics.numeric)")
+        self.joint_names = eom.joint_names
+        self.dof = n = eom.dof
+        self.model_name = eom.model_name
+        q, qd, qdd = list(eom.q), list(eom.qd), list(eom.qdd)
+        self._M = _flat_function(q, list(eom.M))
+        self._C = _flat_function(q + qd, list(eom.C))
+        self._g = _flat_function(q, list(eom.g))
+        tau = eom.M * eom.qdd + eom.C * eom.qd + eom.g
+        self._tau = _flat_function(q + qd + qdd, list(tau))
+        self._n = n
+
+    def _check(self, x: Any, name: str) -> np.ndarray:
+        arr = np.asarray(x, dtype=float)
+        if arr.ndim == 0 or arr.shape[-1] != self._n:
+            from ..errors import ShapeError
+
+            raise ShapeError(f"{name} has shape {arr.shape}; expected (..., {self._n}) with joints "
+                             f"in order {list(self.joint_names)}")
+        return arr
+
+    @staticmethod
+    def _assemble(values: list, batch: tuple, shape: tuple) -> np.ndarray:
+        out = np.empty(batch + (len(values),))
+        for i, v in enumerate(values):
+            out[..., i] = v
+        return out.reshape(batch + shape)
+
+    def _call(self, f: Any, arrays: list[np.ndarray], shape: tuple) -> np.ndarray:
+        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+        cols = [a[..., i] for a in arrays for i in range(self._n)]
+        return self._assemble(f(*cols), batch, shape)
+
+    def mass_matrix(self, q: Any) -> np.ndarray:
+        """M(q), shape (..., n, n)."""
+        return self._call(self._M, [self._check(q, "q")], (self._n, self._n))
+
+    def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
+        """C(q, q') from the Christoffel symbols, shape (..., n, n)."""
+        return self._call(self._C, [self._check(q, "q"), self._check(qd, "qd")], (self._n, self._n))
+
+    def gravity_torques(self, q: Any) -> np.ndarray:
+        """g(q), shape (..., n)."""
+        return self._call(self._g, [self._check(q, "q")], (self._n,))
+
+    def bias_forces(self, q: Any, qd: Any) -> np.ndarray:
+        """C(q, q') q' + g(q)."""
+        return self.inverse_dynamics(q, qd, np.zeros(self._n))
+
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
+        """tau = M q'' + C q' + g, shape (..., n)."""
+        arrays = [self._check(q, "q"), self._check(qd, "qd"), self._check(qdd, "qdd")]
+        return self._call(self._tau, arrays, (self._n,))
+
+
+# ---------------------------------------------------------------------- C code
+def _c_body(inputs: dict, outputs: list[tuple[str, list]]) -> str:
+    """Statements computing ``outputs`` (name, flat expression list) after CSE.
+
+    ``inputs`` maps symbols to C expressions (``q[0]``...)."""
+    from sympy.printing.c import C99CodePrinter
+
+    printer = C99CodePrinter()
+    exprs = [e for _, es in outputs for e in es]
+    repl, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
+    lines = []
+    for name, val in inputs.items():
+        lines.append(f"    const double {name} = {val};")
+    for s, e in repl:
+        lines.append(f"    const double {s} = {printer.doprint(e)};")
+    i = 0
+    for name, es in outputs:
+        for k in range(len(es)):
+            lines.append(f"    {name}[{k}] = {printer.doprint(reduced[i])};")
+            i += 1
+    return "\n".join(lines)
+
+
+def _c_source(eom: SymbolicDynamics, prefix: str, header_name: str) -> tuple[str, str]:
+    n = eom.dof
+    qn = {str(s): f"q[{i}]" for i, s in enumerate(eom.q)}
+    qdn = {str(s): f"qd[{i}]" for i, s in enumerate(eom.qd)}
+    qddn = {str(s): f"qdd[{i}]" for i, s in enumerate(eom.qdd)}
+    tau = eom.M * eom.qdd + eom.C * eom.qd + eom.g
+    funcs = [
+        (f"void {prefix}_mass_matrix(const double *q, double *M)", qn, [("M", list(eom.M))]),
+        (f"void {prefix}_coriolis_matrix(const double *q, const double *qd, double *C)",
+         {**qn, **qdn}, [("C", list(eom.C))]),
+        (f"void {prefix}_gravity_torques(const double *q, double *g)", qn, [("g", list(eom.g))]),
+        (f"void {prefix}_inverse_dynamics(const double *q, const double *qd, const double *qdd, "
+         f"double *tau)", {**qn, **qdn, **qddn}, [("tau", list(tau))]),
+    ]
+    doc = (f"/* Equations of motion of {eom.model_name!r}, generated by simbench.dynamics.symbolic\n"
+           f" * (sympy {sp.__version__}): tau = M(q) qdd + C(q, qd) qd + g(q).\n"
+           f" * Joints (q order): {', '.join(eom.joint_names)}.\n"
+           f" * Matrices are row-major {n}x{n}; SI units. */\n")
+    header = [doc, f"#ifndef {prefix.upper()}_H", f"#define {prefix.upper()}_H",
+              f"int {prefix}_dof(void);"]
+    header += [sig + ";" for sig, _, _ in funcs]
+    header += [f"#endif /* {prefix.upper()}_H */", ""]
+    src = [doc, "#include <math.h>", f'#include "{header_name}"', "",
+           f"int {prefix}_dof(void) {{ return {n}; }}", ""]
+    for sig, inputs, outputs in funcs:
+        used = set().union(*(e.free_symbols for _, es in outputs for e in es)) if outputs else set()
+        used_names = {str(s) for s in used}
+        ins = {name: val for name, val in inputs.items() if name in used_names}
+        body = _c_body(ins, outputs)
+        src += [sig, "{", body, "}", ""]
+    return "\n".join(src), "\n".join(header)
+
+
+class CompiledDynamics:
+    """The generated C code loaded with ctypes; same methods as :class:`LambdifiedDynamics`
+    (a Python loop over leading batch dimensions)."""
+
+    def __init__(self, library: str | os.PathLike, prefix: str, dof: int,
+                 joint_names: Sequence[str] = ()):
+        self.library = Path(library)
+        self._lib = ctypes.CDLL(str(self.library))
+        self.dof = dof
+        self.joint_names = tuple(joint_names)
+        dp = ctypes.POINTER(ctypes.c_double)
+        self._f = {}
+        for name, nargs in (("mass_matrix", 2), ("coriolis_matrix", 3), ("gravity_torques", 2),
+                            ("inverse_dynamics", 4)):
+            fn = getattr(self._lib, f"{prefix}_{name}")
+            fn.argtypes = [dp] * nargs
+            fn.restype = None
+            self._f[name] = fn
+        if self._lib[f"{prefix}_dof"]() != dof:
+            raise SimbenchError(f"{self.library} was built for a different number of joints")
+
+    def _run(self, name: str, inputs: list, out_shape: tuple) -> np.ndarray:
+        n = self.dof
+        arrs = []
+        for x, label in zip(inputs, ("q", "qd", "qdd")):
+            a = np.asarray(x, dtype=float)
+            if a.ndim == 0 or a.shape[-1] != n:
+                from ..errors import ShapeError
+
+                raise ShapeError(f"{label} has shape {a.shape}; expected (..., {n})")
+            arrs.append(a)
+        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
+        flat = [np.ascontiguousarray(np.broadcast_to(a, batch + (n,)).reshape(-1, n)) for a in arrs]
+        count = int(np.prod(batch, dtype=int))
+        out = np.empty((count,) + out_shape)
+        fn = self._f[name]
+        dp = ctypes.POINTER(ctypes.c_double)
+        for b in range(count):
+            fn(*[a[b].ctypes.data_as(dp) for a in flat], out[b].ctypes.data_as(dp))
+        return out.reshape(batch + out_shape)
+
+    def mass_matrix(self, q: Any) -> np.ndarray:
+        return self._run("mass_matrix", [q], (self.dof, self.dof))
+
+    def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
+        return self._run("coriolis_matrix", [q, qd], (self.dof, self.dof))
+
+    def gravity_torques(self, q: Any) -> np.ndarray:
+        return self._run("gravity_torques", [q], (self.dof,))
+
+    def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
+        return self._run("inverse_dynamics", [q, qd, qdd], (self.dof,))
+
+
+__all__ = ["derive", "SymbolicDynamics", "LambdifiedDynamics", "CompiledDynamics", "MAX_DOF"]
