@@ -68,7 +68,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     gx, gy, gz = gravity_vector(gravity)
     F, has = fext_array(model, d, f_ext, batch)
     if damping or friction:
-        TAU = np.ascontiguousarray(TAU - _joint_losses(d, QD, damping, friction))
+        TAU = np.ascontiguousarray(TAU - _joint_losses(d, QD, damping, friction), dtype=float)
     if batch == ():
         qdd = K.fd1(d.idata, d.fdata, Q[0], QD[0], TAU[0], gx, gy, gz, F[0], has)
     else:

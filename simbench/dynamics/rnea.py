@@ -78,7 +78,9 @@ def prepare(model: RobotModel) -> DynData:
                 damping=np.array(model.joint_damping[mov], dtype=float),
                 friction=np.array(model.joint_friction[mov], dtype=float),
                 link_index={n: i for i, n in enumerate(model.link_names)})
-    for a in (d.idata, d.fdata, d.fext0, d.fext0b, d.damping, d.friction):
+    # the kernels see writable arrays only (a read-only array is another numba type and would
+    # need one more compiled specialisation); these are private to the package
+    for a in (d.damping, d.friction):
         a.setflags(write=False)
     model._cache["_dyn"] = d
     return d
@@ -142,15 +144,25 @@ def joint_arrays(model: RobotModel, *named: tuple[Any, str]) -> tuple[tuple, lis
         raise ShapeError("joint arrays do not broadcast: " + ", ".join(
             f"{n} {a.shape}" for a, (_, n) in zip(arrs, named)) +
             f"; each must be (..., {model.dof}) in joint order {list(model.joint_names)}") from None
-    flat = [np.ascontiguousarray(np.broadcast_to(a, shape).reshape(-1, model.dof)) for a in arrs]
+    flat = [_kernel_array(np.broadcast_to(a, shape).reshape(-1, model.dof)) for a in arrs]
     return shape[:-1], flat
 
 
+def _kernel_array(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous, writable float64 array (one numba type for every call)."""
+    f = a.flags
+    if f.c_contiguous and f.writeable and a.dtype.char == "d":
+        return a
+    return np.array(a, dtype=float, order="C")
+
+
 def _lean(d: DynData, *arrays: Any) -> bool:
-    """True if every array is a C-contiguous float64 ndarray of shape (dof,)."""
+    """True if every array is a C-contiguous, writable float64 ndarray of shape (dof,)."""
     for a in arrays:
-        if type(a) is not np.ndarray or a.shape != d.shape1 or a.dtype.char != "d" \
-                or not a.flags.c_contiguous:
+        if type(a) is not np.ndarray or a.shape != d.shape1 or a.dtype.char != "d":
+            return False
+        f = a.flags
+        if not (f.c_contiguous and f.writeable):
             return False
     return True
 
