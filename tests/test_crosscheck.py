@@ -280,3 +280,11 @@ def test_argparse_errors_exit_2():
 def test_compare_bad_target_is_a_simbench_error():
     with pytest.raises(SimbenchError, match="not found"):
         cc.compare("nowhere/robot.urdf")
+
+
+def test_wired_into_the_simbench_cli(capsys):
+    from simbench.cli import main
+
+    assert main(["check", str(ARM), "--samples", "3", "--no-pinocchio", "-q"]) == 0
+    assert main(["check"]) == 2
+    assert "give at least one TARGET" in capsys.readouterr().err

@@ -819,6 +819,9 @@ def check(targets: Sequence[str | os.PathLike], *, corpus: str | None = None, sa
         extra, skipped = corpus_targets(corpus)
         todo += extra
         results += skipped
+        for r in skipped:
+            if progress:
+                progress(r)
     for t in todo:
         try:
             r = compare(t, samples=samples, seed=seed, tol=tol, dynamics=dyn, **kwargs)
