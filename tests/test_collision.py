@@ -134,6 +134,7 @@ def test_batched_and_workers_equal_one_at_a_time(kuka_self):
     assert np.array_equal(det.compute_distances(Q, 0.3), single_d)
     assert np.array_equal(det.compute_distances(Q.reshape(3, 100, 7), 0.3), single_d.reshape(3, 100, -1))
     assert np.array_equal(det.in_collision(Q), single_c)
+    det.start_workers(2)
     perm = np.random.default_rng(0).permutation(300)  # a different history of configurations
     assert np.array_equal(det.compute_distances(Q[perm], 0.3, workers=2), single_d[perm])
     assert np.array_equal(det.compute_distances(Q, 0.3, workers=2), single_d)
@@ -141,7 +142,7 @@ def test_batched_and_workers_equal_one_at_a_time(kuka_self):
     cp = det.closest_point_arrays(Q, 0.3, workers=2)
     for key in ("distance", "point_a", "point_b", "normal"):
         assert np.array_equal(cp[key], np.array([s[key] for s in single_cp]), equal_nan=True), key
-    assert det._pool is not None and all(h.proc.is_alive() for h in det._pool.helpers)
+    assert det._pool is not None and all(h.proc.is_alive() and h.done > 0 for h in det._pool.helpers)
     # an obstacle moved in the caller's collision server is seen by the workers too
     cube = loaded.bodies["cube1"]
     p.resetBasePositionAndOrientation(cube, [0.3, 0.3, 0.5], [0, 0, 0, 1], physicsClientId=loaded.client)
@@ -153,6 +154,19 @@ def test_batched_and_workers_equal_one_at_a_time(kuka_self):
         p.resetBasePositionAndOrientation(cube, [1, 1, 0.5], [0, 0, 0, 1], physicsClientId=loaded.client)
     det.close()
     assert det._pool is None
+
+
+def test_spawned_workers_and_constructor_workers(kuka_self, monkeypatch):
+    loaded, det = kuka_self
+    monkeypatch.setenv("SIMBENCH_WORKER_START", "spawn")  # as when a GUI is open
+    Q = loaded.robot.model.random_configuration(11, 100)
+    expected = np.array([det.compute_distances(q) for q in Q])
+    with CollisionDetector(loaded, det.pairs, workers=2) as det2:
+        assert det2._pool is not None  # helpers boot in the background at construction
+        det2.start_workers()  # wait until ready, so that the helper takes part
+        assert np.array_equal(det2.compute_distances(Q), expected)
+        assert det2._pool.helpers[0].done > 0
+        assert np.array_equal(det2.compute_distances(Q, workers=1), expected)
 
 
 # ---------------------------------------------------------------------- joint order, fixed joints

@@ -426,6 +426,7 @@ class CollisionDetector:
                                     f"{p.getJointInfo(rb.id, j, physicsClientId=self.client)[1].decode()!r}; "
                                     "the collision detector supports revolute and prismatic joints only")
         self.dof = len(self.joint_names)
+        self._shape1 = (self.dof,)
         self._joint_pos = {n: i for i, n in enumerate(self.joint_names)}
 
         all_pairs = [as_pair(pr) for pr in pairs]
@@ -441,6 +442,10 @@ class CollisionDetector:
         self._core = (self.client, rb.id, list(rb.movable_indices), list(self._pair_args))
         self.workers = int(workers)
         self._pool = None
+        if self.workers > 1 and self.scene is not None:  # boot the helpers in the background now
+            from .collision_workers import WorkerPool
+
+            self._pool = WorkerPool(self, self.workers - 1)
 
     # ------------------------------------------------------------------ set-up helpers
     def _objects_of(self, item: Any) -> list[tuple[int, int]]:
@@ -550,9 +555,15 @@ class CollisionDetector:
         the one-at-a-time results.
         """
         md = _check_distance(max_distance, "max_distance")
+        if type(q) is np.ndarray and q.shape == self._shape1 and q.dtype == np.float64:
+            ql = q.tolist()  # fast path for one configuration: same kernel, lighter checks
+            total = sum(ql)
+            if total - total == 0.0:  # all finite
+                out = np.array(_kernel_distances(self._core, [[[x] for x in ql]], md))
+                return np.minimum(out, md, out=out)
         flat, batch, n = self._run("distances", q, md, workers)
         out = np.asarray(flat, dtype=float).reshape(*batch, len(self.pairs))
-        return np.minimum(out, md)
+        return np.minimum(out, md, out=out)
 
     def closest_points(self, q: Any, max_distance: float = 1.0, *,
                        workers: int | None = None) -> list[ClosestPoints] | list:
@@ -601,6 +612,11 @@ class CollisionDetector:
     def in_collision(self, q: Any, margin: float = 0.0, *, workers: int | None = None) -> bool | np.ndarray:
         """True when any pair is closer than ``margin`` (distance < margin); (...,) for a batch."""
         mg = _check_distance(margin, "margin")
+        if type(q) is np.ndarray and q.shape == self._shape1 and q.dtype == np.float64:
+            ql = q.tolist()
+            total = sum(ql)
+            if total - total == 0.0:
+                return _kernel_collision(self._core, [[[x] for x in ql]], mg)[0]
         flat, batch, n = self._run("collision", q, mg, workers)
         if not batch:
             return bool(flat[0])
@@ -623,6 +639,21 @@ class CollisionDetector:
     @property
     def scene(self) -> Scene | None:
         return self._world.loaded.scene if self._world.loaded is not None else None
+
+    def start_workers(self, workers: int | None = None, wait: bool = True) -> None:
+        """Start the helper processes for ``workers`` processes now (``wait``: until they
+        have loaded the scene) instead of at the first batch."""
+        from .collision_workers import WorkerPool
+
+        workers = self.workers if workers is None else int(workers)
+        if workers < 2:
+            return
+        if self._pool is None:
+            self._pool = WorkerPool(self, workers - 1)
+        else:
+            self._pool.grow(self, workers - 1)
+        if wait:
+            self._pool.wait_ready()
 
     def close(self) -> None:
         """Stop the worker processes (the collision server itself belongs to the caller)."""

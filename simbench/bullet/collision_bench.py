@@ -1,0 +1,174 @@
+"""Benchmark of the collision detector on the seed query (post 004: KUKA iiwa, link 7 vs the
+ground and three cubes; 7 joints, 4 pairs, ``max_distance`` large enough that every pair
+returns a point).
+
+Per configuration, measured in the same run, interleaved round by round (medians over rounds):
+
+* ``raw_minimum``: one ``resetJointStatesMultiDof`` + 4 raw ``getClosestPoints`` calls, inputs
+  pre-converted to nested lists, results thrown away (nothing can do less work);
+* ``per_joint_reset``: 7 ``resetJointState`` calls + the 4 raw calls;
+* ``pyb_utils_style``: pyb_utils v1's ``compute_distances`` loop (reset every joint of
+  ``getNumJoints`` one by one, keyword calls, ``np.min`` over the points, ``np.array``);
+* ``ours_batch``: ``CollisionDetector.compute_distances(Q)`` on an (N, 7) array, per configuration;
+* ``ours_single``: ``compute_distances(q)`` called once per configuration (input checks included).
+
+Throughput: ``compute_distances`` on an ``n``-configuration batch with 1 worker and with
+``workers`` processes (cold: helper processes started inside the timing; warm: pool reused).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from .collision import CollisionDetector, NamedCollisionObject
+from .scene import DEFAULT_SCENE, Scene
+
+MAX_DISTANCE = 10.0
+
+
+def _seed_setup() -> tuple[Any, CollisionDetector]:
+    client = p.connect(p.DIRECT)
+    loaded = Scene.from_toml(DEFAULT_SCENE).load(client)
+    link7 = NamedCollisionObject("robot", "lbr_iiwa_link_7")
+    det = CollisionDetector(loaded, [(link7, o) for o in ("ground", "cube1", "cube2", "cube3")])
+    return loaded, det
+
+
+def _per_config_loops(loaded: Any, det: CollisionDetector) -> dict[str, Any]:
+    client, robot = loaded.client, loaded.bodies["robot"]
+    indices = list(loaded.robot.movable_indices)
+    raw_pairs = [(a, b, la, lb) for a, b, la, lb, _ in det._pair_args]
+    num_joints = p.getNumJoints(robot, physicsClientId=client)
+
+    def raw_minimum(Q: np.ndarray) -> None:
+        nested = Q[:, :, None].tolist()
+        t = time.perf_counter()
+        for qs in nested:
+            p.resetJointStatesMultiDof(robot, indices, qs, physicsClientId=client)
+            for a, b, la, lb in raw_pairs:
+                p.getClosestPoints(a, b, MAX_DISTANCE, la, lb, physicsClientId=client)
+        return time.perf_counter() - t
+
+    def per_joint_reset(Q: np.ndarray) -> float:
+        rows = Q.tolist()
+        t = time.perf_counter()
+        for q in rows:
+            for j, x in zip(indices, q):
+                p.resetJointState(robot, j, x, physicsClientId=client)
+            for a, b, la, lb in raw_pairs:
+                p.getClosestPoints(a, b, MAX_DISTANCE, la, lb, physicsClientId=client)
+        return time.perf_counter() - t
+
+    def pyb_utils_style(Q: np.ndarray) -> float:
+        t = time.perf_counter()
+        for q in Q:
+            assert len(q) == num_joints
+            for i in range(num_joints):
+                p.resetJointState(robot, i, q[i], physicsClientId=client)
+            distances = []
+            for a, b, la, lb in raw_pairs:
+                pts = p.getClosestPoints(a, b, distance=MAX_DISTANCE, linkIndexA=la, linkIndexB=lb,
+                                         physicsClientId=client)
+                distances.append(MAX_DISTANCE if len(pts) == 0 else np.min([pt[8] for pt in pts]))
+            np.array(distances)
+        return time.perf_counter() - t
+
+    def ours_batch(Q: np.ndarray) -> float:
+        t = time.perf_counter()
+        det.compute_distances(Q, MAX_DISTANCE)
+        return time.perf_counter() - t
+
+    def ours_single(Q: np.ndarray) -> float:
+        t = time.perf_counter()
+        for q in Q:
+            det.compute_distances(q, MAX_DISTANCE)
+        return time.perf_counter() - t
+
+    return {"raw_minimum": raw_minimum, "per_joint_reset": per_joint_reset,
+            "pyb_utils_style": pyb_utils_style, "ours_batch": ours_batch, "ours_single": ours_single}
+
+
+def run_benchmark(n: int = 100_000, workers: int = 2, json_path: str | os.PathLike | None = None, *,
+                  block: int = 2000, rounds: int = 15, seed: int = 0) -> list[dict]:
+    """Run the collision benchmark; rows of ``{"name", "value", "unit", "note"}``.
+
+    ``n`` configurations for the worker throughput, ``rounds`` x ``block`` configurations for
+    the per-configuration loops. Writes the rows as JSON to ``json_path`` when given.
+    """
+    loaded, det = _seed_setup()
+    try:
+        rng = np.random.default_rng(seed)
+        loops = _per_config_loops(loaded, det)
+        times: dict[str, list[float]] = {k: [] for k in loops}
+        for r in range(rounds + 1):
+            Q = np.pi * (rng.random((block, det.dof)) - 0.5)
+            order = list(loops) if r % 2 == 0 else list(loops)[::-1]
+            for name in order:
+                dt = loops[name](Q)
+                if r > 0:  # round 0 warms caches up
+                    times[name].append(dt / block * 1e6)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        rows = [{"name": f"per_config.{k}", "value": med[k], "unit": "us",
+                 "note": f"median of {rounds} rounds x {block} configurations"} for k in loops]
+        rows.append({"name": "ratio.ours_batch_over_raw_minimum", "value": med["ours_batch"] / med["raw_minimum"],
+                     "unit": "x", "note": "target <= 1.15"})
+        rows.append({"name": "ratio.per_joint_reset_over_ours_batch",
+                     "value": med["per_joint_reset"] / med["ours_batch"], "unit": "x", "note": "target >= 1.4"})
+        rows.append({"name": "ratio.pyb_utils_style_over_ours_batch",
+                     "value": med["pyb_utils_style"] / med["ours_batch"], "unit": "x", "note": ""})
+        rows.append({"name": "ratio.ours_single_over_raw_minimum", "value": med["ours_single"] / med["raw_minimum"],
+                     "unit": "x", "note": "one call per configuration, input checks included"})
+
+        # throughput: 1 worker vs `workers` processes on an n-configuration batch
+        Q = np.pi * (rng.random((n, det.dof)) - 0.5)
+        t = time.perf_counter()
+        d1 = det.compute_distances(Q, MAX_DISTANCE, workers=1)
+        t1 = time.perf_counter() - t
+        rows.append({"name": "throughput.workers_1", "value": n / t1, "unit": "configs/s", "note": f"n = {n}"})
+        if workers > 1:
+            t = time.perf_counter()
+            dk = det.compute_distances(Q, MAX_DISTANCE, workers=workers)
+            tk_cold = time.perf_counter() - t
+            t = time.perf_counter()
+            dk2 = det.compute_distances(Q, MAX_DISTANCE, workers=workers)
+            tk_warm = time.perf_counter() - t
+            same = bool(np.array_equal(d1, dk) and np.array_equal(d1, dk2))
+            rows += [
+                {"name": f"throughput.workers_{workers}_cold", "value": n / tk_cold, "unit": "configs/s",
+                 "note": "helper processes started inside the timing"},
+                {"name": f"throughput.workers_{workers}_warm", "value": n / tk_warm, "unit": "configs/s",
+                 "note": "helper processes reused"},
+                {"name": f"speedup.workers_{workers}_cold", "value": t1 / tk_cold, "unit": "x", "note": "target >= 1.7"},
+                {"name": f"speedup.workers_{workers}_warm", "value": t1 / tk_warm, "unit": "x", "note": "target >= 1.7"},
+                {"name": f"check.workers_{workers}_equal_one_worker", "value": float(same), "unit": "bool",
+                 "note": "bit-for-bit equal distances"},
+            ]
+        rows.append({"name": "machine.cpu_count", "value": float(os.cpu_count() or 0), "unit": "",
+                     "note": f"load average {os.getloadavg()[0]:.2f} at the end"})
+    finally:
+        det.close()
+        p.disconnect(physicsClientId=loaded.client)
+    if json_path is not None:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(rows, indent=2) + "\n")
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    """The rows as a Markdown table."""
+    lines = ["| measurement | value | unit | note |", "| --- | ---: | --- | --- |"]
+    for r in rows:
+        v = r["value"]
+        text = f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}"
+        lines.append(f"| {r['name']} | {text} | {r['unit']} | {r['note']} |")
+    return "\n".join(lines)
+
+
+__all__ = ["run_benchmark", "format_table"]
