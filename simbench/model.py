@@ -157,11 +157,27 @@ class RobotModel:
 
     @property
     def lower(self) -> np.ndarray:
-        return self.joint_lower[self.movable]
+        """(dof,) lower limits; a spherical joint's three entries are -inf."""
+        return self._per_dof("lower", self.joint_lower)
 
     @property
     def upper(self) -> np.ndarray:
-        return self.joint_upper[self.movable]
+        """(dof,) upper limits; a spherical joint's three entries are +inf."""
+        return self._per_dof("upper", self.joint_upper)
+
+    @property
+    def dof_joint(self) -> np.ndarray:
+        """(dof,) index (into the all-joints arrays) of the joint each q entry belongs to."""
+        return self._cached("dof_joint", lambda: _frozen(
+            [j for j in self.movable for _ in range(_NV[int(self.joint_type_code[j])])], int))
+
+    def _per_dof(self, key: str, per_joint: np.ndarray) -> np.ndarray:
+        def make() -> np.ndarray:
+            values = per_joint[self.dof_joint].copy()
+            values[self.joint_type_code[self.dof_joint] == SPHERICAL] = (
+                -math.inf if key == "lower" else math.inf)
+            return _frozen(values)
+        return self._cached(key, make)
 
     @property
     def link_spatial_inertia(self) -> np.ndarray:
@@ -207,7 +223,7 @@ class RobotModel:
         """
         rng = np.random.default_rng(rng)
         lo, hi = self.lower.copy(), self.upper.copy()
-        codes = self.joint_type_code[self.movable]
+        codes = self.joint_type_code[self.dof_joint]
         bad = ~(np.isfinite(lo) & np.isfinite(hi) & (lo <= hi))
         span = np.where(codes == PRISMATIC, 1.0, math.pi)
         lo[bad], hi[bad] = -span[bad], span[bad]
@@ -305,7 +321,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q") -> np.ndarray
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                         f"{tuple(int(i) for i in bad)} (joint {model.joint_names[bad[-1]]!r})")
+                         f"{tuple(int(i) for i in bad)} (joint {model.joint_all_names[model.dof_joint[bad[-1]]]!r})")
     return arr
 
 
