@@ -14,6 +14,7 @@ import pytest
 
 from simbench.bullet.collision import CollisionDetector, NamedCollisionObject
 from simbench.bullet.scene import ASSETS_DIR, Scene
+from simbench.errors import SimbenchError
 
 R = 0.25
 H = np.array([0.2, 0.3, 0.4])
@@ -135,6 +136,14 @@ def test_padding_and_saturation(loaded):
     assert not det.in_collision(q) and det.in_collision(q, margin=0.021)
     assert det.in_collision([2.55, 0, 1])  # raw 0.05 clear, padded -0.03
     assert det.compute_distances(q, max_distance=0.01)[1] == 0.01
+    # a link key beats a body key; a link with itself is refused
+    det3 = CollisionDetector(loaded, [(NamedCollisionObject("ball", "ball"), "sphere")], robot="ball",
+                             padding={NamedCollisionObject("sphere"): 0.01, "sphere": 0.5})
+    assert abs(det3.compute_distances(q)[0] - 0.09) < TOL
+    with pytest.raises(SimbenchError, match="itself"):
+        CollisionDetector(loaded, [("sphere", "sphere")], robot="ball")
+    with pytest.raises(SimbenchError, match="padding"):
+        CollisionDetector(loaded, [("ball", "sphere")], robot="ball", padding=-0.1)
     # a number pads every link of the robot only
     det2 = CollisionDetector(loaded, [(NamedCollisionObject("ball", "ball"), "sphere")], robot="ball", padding=0.04)
     assert abs(det2.compute_distances(q)[0] - 0.06) < TOL

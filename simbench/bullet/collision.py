@@ -432,8 +432,10 @@ class CollisionDetector:
         all_pairs = [as_pair(pr) for pr in pairs]
         resolved = [(world.resolve(a), world.resolve(b)) for a, b in all_pairs]  # names checked here
         skip = self._disabled_set(disabled)
-        keep = [k for k, ((ra, rb_), pr) in enumerate(zip(resolved, all_pairs))
-                if frozenset((ra, rb_)) not in skip and not (ra == rb_)]
+        for (ra, rb_), (a, b) in zip(resolved, all_pairs):
+            if ra == rb_:
+                raise SimbenchError(f"pair ({a}, {b}) names one link twice; a link cannot collide with itself")
+        keep = [k for k, (ra, rb_) in enumerate(resolved) if frozenset((ra, rb_)) not in skip]
         self.pairs: list[Pair] = [all_pairs[k] for k in keep]
         self._pad_spec = padding
         pads = [self._padding_of(a, padding) + self._padding_of(b, padding) for a, b in self.pairs]
@@ -484,14 +486,20 @@ class CollisionDetector:
             return 0.0
         if not isinstance(padding, Mapping):
             value = float(padding) if obj.body == self.robot_name else 0.0
-        else:
-            value = 0.0
+        else:  # a key naming one link wins over a key naming the whole body
+            by_body = by_link = None
             target = self._world.resolve(obj)
             for key, v in padding.items():
                 if target in self._objects_of(key):
-                    value = float(v)
-                    if isinstance(key, NamedCollisionObject):
-                        break  # the most specific key wins
+                    if isinstance(key, str) and key in self.bodies and key not in self.robot_body.links:
+                        by_body = v
+                    else:
+                        by_link = v
+            value = by_link if by_link is not None else (by_body if by_body is not None else 0.0)
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise SimbenchError(f"padding of {obj} is {value!r}; expected metres") from None
         if not math.isfinite(value) or value < 0:
             raise SimbenchError(f"padding of {obj} is {value!r}; expected a finite number >= 0 (metres)")
         return value
