@@ -268,6 +268,8 @@ def _report(result: RunResult, stream: IO[str]) -> None:
 
 def _fmt(value: Any) -> str:
     if isinstance(value, np.ndarray):
+        if value.size > 12:
+            return f"array of shape {value.shape}"
         return np.array2string(value, precision=6, max_line_width=120)
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.6g}"
