@@ -60,7 +60,7 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = 6,
         if not pair.gui:
             out.mkdir(parents=True, exist_ok=True)
             path = out / "demo.png"
-            write_png(path, render(pair.main.client, (640, 480)))
+            write_png(path, render(pair.main.client, (640, 480), yaw=-135.0, pitch=-25.0, distance=3.2))
             print(f"wrote {path}")
     sys.stdout.flush()
     return 0

@@ -46,3 +46,18 @@ def test_malformed_urdf_names_file_and_line(tmp_path):
     proc = run("info", str(bad))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"{bad}: malformed XML" in proc.stderr and "line 3" in proc.stderr
+
+
+def test_demo_headless_prints_distances_and_writes_a_png(tmp_path):
+    proc = run("demo", "--direct", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "main server DIRECT (headless), collision server DIRECT" in lines[0]
+    header = next(i for i, l in enumerate(lines) if l.split()[:5] == ["waypoint", "ground", "cube1", "cube2", "cube3"])
+    rows = [l.split() for l in lines[header + 1:] if l.split() and l.split()[0].isdigit()]
+    assert len(rows) == 6
+    # waypoint 0 is the upright arm: link 7 is ~1.25 m above the ground and equally far from the cubes
+    d0 = [float(x) for x in rows[0][1:5]]
+    assert 1.1 < d0[0] < 1.4 and abs(d0[1] - d0[2]) < 1e-3 and abs(d0[1] - d0[3]) < 1e-3
+    png = tmp_path / "demo.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000

@@ -38,8 +38,9 @@ def open_client(gui: bool | None = None, *, notice: bool = True) -> tuple[int, b
     """Connect to a new PyBullet server: GUI when asked (``None``: when a display exists), else
     DIRECT. Returns ``(client, is_gui)``. A second GUI in one process is a clear error."""
     global _gui_client
-    want_gui = display_available() if gui is None else bool(gui)
-    if want_gui and not display_available():
+    have_display = display_available()
+    want_gui = have_display if gui is None else bool(gui)
+    if (want_gui or gui is None) and not have_display:
         if notice:
             print("simbench: no display found (DISPLAY unset or unreachable); using a headless "
                   "DIRECT server instead of the GUI", file=sys.stderr)
