@@ -130,7 +130,8 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
         I = np.zeros((3, 3))
         if m > 0:
             pts = [T_body_link[k][:3, :3] @ model.link_com[k] + T_body_link[k][:3, 3] for k in links]
-            com = sum(model.link_mass[k] * c for k, c in zip(links, pts)) / m
+            com = (pts[0] if len(links) == 1  # exactly the file's numbers when nothing is merged
+                   else sum(model.link_mass[k] * c for k, c in zip(links, pts)) / m)
             for k, c in zip(links, pts):
                 R = T_body_link[k][:3, :3]
                 d = c - com
@@ -587,8 +588,10 @@ def _c_source(eom: SymbolicDynamics, prefix: str, header_name: str) -> tuple[str
         used = set().union(*(e.free_symbols for _, es in outputs for e in es)) if outputs else set()
         used_names = {str(s) for s in used}
         ins = {name: val for name, val in inputs.items() if name in used_names}
+        pointers = re.findall(r"const double \*(\w+)", sig)
+        unused = "    " + " ".join(f"(void){a};" for a in pointers)  # constant entries: no warning
         body = _c_body(ins, outputs)
-        src += [sig, "{", body, "}", ""]
+        src += [sig, "{", unused, body, "}", ""]
     return "\n".join(src), "\n".join(header)
 
 
