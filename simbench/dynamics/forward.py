@@ -35,14 +35,25 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     return K.crba_batch(d.idata, d.fdata, Q, nchunks(Q.shape[0])).reshape(batch + (d.dof, d.dof))
 
 
-def _singular(model: RobotModel, qdd: np.ndarray) -> None:
-    bad = np.isnan(qdd)
-    if np.any(bad):
+class _Overflow(SimbenchError):
+    """Forward dynamics produced non-finite accelerations although M is positive definite."""
+
+
+def _singular(model: RobotModel, qdd: np.ndarray, Q: np.ndarray) -> None:
+    """Raise a clear error if ``qdd`` is not finite: a singular M, or an overflow."""
+    bad = np.flatnonzero((~np.isfinite(qdd.reshape(-1, model.dof))).any(axis=-1))
+    if bad.size == 0:
+        return
+    try:
+        np.linalg.cholesky(mass_matrix(model, Q.reshape(-1, model.dof)[bad[0]]))
+    except np.linalg.LinAlgError:
         light = [n for n, m in zip(model.link_names[1:], model.link_mass[1:]) if m <= 0]
         raise SimbenchError(
-            f"{model.name}: the mass matrix is singular (not positive definite) at "
-            f"{int(np.any(bad, axis=-1).sum()) if qdd.ndim > 1 else 1} configuration(s), so "
-            f"forward dynamics is undefined" + (f"; massless links: {light}" if light else ""))
+            f"{model.name}: the mass matrix is singular (not positive definite) at {bad.size} "
+            f"configuration(s), so forward dynamics is undefined"
+            + (f"; massless links: {light}" if light else "")) from None
+    raise _Overflow(f"{model.name}: forward dynamics overflowed (non-finite accelerations) at "
+                    f"{bad.size} configuration(s); velocities or torques are too large")
 
 
 def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
@@ -61,8 +72,8 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
             gx, gy, gz = gravity_vector(gravity)
             qdd = K.fd1(d.idata, d.fdata, q, qd, tau, gx, gy, gz, d.fext0, False)
         if qdd.shape[0] == d.dof:
-            if qdd.shape[0] and qdd[0] != qdd[0]:
-                _singular(model, qdd)
+            if qdd.shape[0] and not np.isfinite(qdd[0]):
+                _singular(model, qdd, q)
             return qdd
     batch, (Q, QD, TAU) = joint_arrays(model, (q, "q"), (qd, "qd"), (tau, "tau"))
     gx, gy, gz = gravity_vector(gravity)
@@ -73,7 +84,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         qdd = K.fd1(d.idata, d.fdata, Q[0], QD[0], TAU[0], gx, gy, gz, F[0], has)
     else:
         qdd = K.fd_batch(d.idata, d.fdata, Q, QD, TAU, gx, gy, gz, F, has, nchunks(Q.shape[0]))
-    _singular(model, qdd)
+    _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.dof,))
 
 
@@ -150,7 +161,10 @@ def simulate(model: RobotModel, q0: Any, qd0: Any, controller: Controller | None
     TAU = np.empty_like(Q)
     Q[0], QD[0] = q, qd
     for k in range(steps):
-        q, qd, TAU[k] = step(model, q, qd, float(t[k]), dt, controller, method, **kw)
+        try:
+            q, qd, TAU[k] = step(model, q, qd, float(t[k]), dt, controller, method, **kw)
+        except _Overflow:
+            q = np.full(model.dof, np.nan)
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
             raise SimbenchError(f"the simulation diverged at step {k + 1} (t = {t[k + 1]:.6g} s); "
                                 f"try a smaller dt or method='rk4'")

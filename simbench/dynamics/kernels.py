@@ -350,6 +350,14 @@ def crba_core(idata, fdata, q, M, W):
 
 
 @njit(cache=True, fastmath=_FM)
+def all_finite(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return False
+    return True
+
+
+@njit(cache=True, fastmath=_FM)
 def cholesky_solve(M, b, L):
     """Solve M x = b in place (b <- x) by Cholesky; returns False if M is not positive definite."""
     n = M.shape[0]
@@ -390,8 +398,8 @@ def fd_core(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L, 
     for i in range(n):
         qdd[i] = tau[i] - qdd[i]
     crba_core(idata, fdata, q, M, W)
-    ok = cholesky_solve(M, qdd, L)
-    if not ok:
+    ok = cholesky_solve(M, qdd, L) and all_finite(qdd)
+    if not ok:  # all-nan, so that one element tells the caller
         for i in range(n):
             qdd[i] = np.nan
     return ok
@@ -424,14 +432,6 @@ def fk_core(idata, fdata, q, T, W):
 
 
 # ---------------------------------------------------------------------------- entry points
-@njit(cache=True, fastmath=_FM)
-def all_finite(x):
-    for i in range(x.shape[0]):
-        if not math.isfinite(x[i]):
-            return False
-    return True
-
-
 @njit(cache=True, fastmath=_FM)
 def rnea1(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext):
     """Single-configuration RNEA; an empty array if an input is not finite."""
