@@ -134,6 +134,8 @@ def test_batched_and_workers_equal_one_at_a_time(kuka_self):
     assert np.array_equal(det.compute_distances(Q, 0.3), single_d)
     assert np.array_equal(det.compute_distances(Q.reshape(3, 100, 7), 0.3), single_d.reshape(3, 100, -1))
     assert np.array_equal(det.in_collision(Q), single_c)
+    for margin in (-0.01, 0.0, 0.02):  # in_collision's early exit agrees with the distances
+        assert np.array_equal(det.in_collision(Q, margin), (single_d < margin).any(axis=1))
     det.start_workers(2)
     perm = np.random.default_rng(0).permutation(300)  # a different history of configurations
     assert np.array_equal(det.compute_distances(Q[perm], 0.3, workers=2), single_d[perm])
@@ -322,6 +324,13 @@ with simbench.connect(gui=True) as pair:
     again = draw_closest_points(pair.main.client, det.closest_points(np.full(7, -0.4)), replace=ids)
     print("found", sum(r.found for r in res), "drawn", sum(i >= 0 for i in ids), "same", ids == again or
           [a for a, b in zip(ids, again) if a >= 0 and b >= 0 and a != b] == [])
+    # with a GUI open the worker processes are spawned, not forked
+    from simbench.bullet.collision_workers import start_method
+    Q = np.random.default_rng(0).uniform(-2, 2, (200, 7))
+    det.start_workers(2)
+    ok = np.array_equal(det.compute_distances(Q, workers=2), np.array([det.compute_distances(q) for q in Q]))
+    print("start", start_method(), "workers_equal", ok, "helper_chunks", det._pool.helpers[0].done)
+    det.close()
 """
 
 
@@ -337,3 +346,4 @@ def test_draw_closest_points_in_gui():
     assert proc.returncode == 0, proc.stderr[-2000:]
     found, drawn = int(proc.stdout.split("found ")[1].split()[0]), int(proc.stdout.split("drawn ")[1].split()[0])
     assert found > 0 and drawn == found and "same True" in proc.stdout, proc.stdout
+    assert "start spawn workers_equal True" in proc.stdout and "helper_chunks 0" not in proc.stdout, proc.stdout

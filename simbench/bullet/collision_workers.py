@@ -102,16 +102,23 @@ def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple
 
 
 def start_method() -> str:
-    """``fork`` on Linux when this process has no PyBullet GUI open (a GUI runs threads that a
-    forked child must not inherit); otherwise ``spawn``. ``SIMBENCH_WORKER_START`` overrides."""
+    """``fork`` on Linux when every PyBullet client of this process is DIRECT (a GUI or a
+    shared-memory connection runs threads that a forked child must not inherit); otherwise
+    ``spawn``. The environment variable ``SIMBENCH_WORKER_START`` overrides."""
     env = os.environ.get("SIMBENCH_WORKER_START")
     if env:
         return env
+    import pybullet as p
+
     from . import servers
 
-    if sys.platform.startswith("linux") and servers._gui_client is None:
-        return "fork"
-    return "spawn"
+    if not sys.platform.startswith("linux") or servers._gui_client is not None:
+        return "spawn"
+    for client in range(64):
+        info = p.getConnectionInfo(physicsClientId=client)
+        if info["isConnected"] and info["connectionMethod"] != p.DIRECT:
+            return "spawn"
+    return "fork"
 
 
 class _Helper:
