@@ -470,14 +470,11 @@ def _chop(e: "sp.Expr", rel: float = 1e-13) -> "sp.Expr":
 
 
 # ---------------------------------------------------------------------- numeric evaluation
-def _flat_function(args: list, exprs: list) -> Any:
-    return sp.lambdify(args, exprs, modules="numpy", cse=True)
-
-
 class LambdifiedDynamics:
     """numpy evaluation of a :class:`SymbolicDynamics` (sympy ``lambdify`` with CSE).
 
-    Every function accepts leading batch dimensions: ``q`` of shape (..., n).
+    Every function accepts leading batch dimensions: ``q`` of shape (..., n). A single
+    configuration (1-D inputs) goes through a ``math``-module version of the same code.
     """
 
     def __init__(self, eom: SymbolicDynamics):
@@ -487,11 +484,12 @@ class LambdifiedDynamics:
         self.dof = n = eom.dof
         self.model_name = eom.model_name
         q, qd, qdd = list(eom.q), list(eom.qd), list(eom.qdd)
-        self._M = _flat_function(q, list(eom.M))
-        self._C = _flat_function(q + qd, list(eom.C))
-        self._g = _flat_function(q, list(eom.g))
         tau = eom.M * eom.qdd + eom.C * eom.qd + eom.g
-        self._tau = _flat_function(q + qd + qdd, list(tau))
+        self._f = {}
+        for key, args, exprs, shape in (("M", q, list(eom.M), (n, n)), ("C", q + qd, list(eom.C), (n, n)),
+                                        ("g", q, list(eom.g), (n,)), ("tau", q + qd + qdd, list(tau), (n,))):
+            self._f[key] = (sp.lambdify(args, exprs, modules="numpy", cse=True),
+                            sp.lambdify(args, exprs, modules="math", cse=True), shape)
         self._n = n
 
     def _check(self, x: Any, name: str) -> np.ndarray:
@@ -503,38 +501,40 @@ class LambdifiedDynamics:
                              f"in order {list(self.joint_names)}")
         return arr
 
-    @staticmethod
-    def _assemble(values: list, batch: tuple, shape: tuple) -> np.ndarray:
+    def _call(self, key: str, inputs: tuple, names: str) -> np.ndarray:
+        vec, scalar, shape = self._f[key]
+        arrays = [self._check(x, nm) for x, nm in zip(inputs, names.split())]
+        if all(a.ndim == 1 for a in arrays):
+            args = [v for a in arrays for v in a.tolist()]
+            return np.array(scalar(*args), dtype=float).reshape(shape)
+        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+        cols = [a[..., i] for a in arrays for i in range(self._n)]
+        values = vec(*cols)
         out = np.empty(batch + (len(values),))
         for i, v in enumerate(values):
             out[..., i] = v
         return out.reshape(batch + shape)
 
-    def _call(self, f: Any, arrays: list[np.ndarray], shape: tuple) -> np.ndarray:
-        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
-        cols = [a[..., i] for a in arrays for i in range(self._n)]
-        return self._assemble(f(*cols), batch, shape)
-
     def mass_matrix(self, q: Any) -> np.ndarray:
         """M(q), shape (..., n, n)."""
-        return self._call(self._M, [self._check(q, "q")], (self._n, self._n))
+        return self._call("M", (q,), "q")
 
     def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
         """C(q, q') from the Christoffel symbols, shape (..., n, n)."""
-        return self._call(self._C, [self._check(q, "q"), self._check(qd, "qd")], (self._n, self._n))
+        return self._call("C", (q, qd), "q qd")
 
     def gravity_torques(self, q: Any) -> np.ndarray:
         """g(q), shape (..., n)."""
-        return self._call(self._g, [self._check(q, "q")], (self._n,))
+        return self._call("g", (q,), "q")
 
     def bias_forces(self, q: Any, qd: Any) -> np.ndarray:
         """C(q, q') q' + g(q)."""
-        return self.inverse_dynamics(q, qd, np.zeros(self._n))
+        qd = self._check(qd, "qd")
+        return self.inverse_dynamics(q, qd, np.zeros(qd.shape[-1:]))
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """tau = M q'' + C q' + g, shape (..., n)."""
-        arrays = [self._check(q, "q"), self._check(qd, "qd"), self._check(qdd, "qdd")]
-        return self._call(self._tau, arrays, (self._n,))
+        return self._call("tau", (q, qd, qdd), "q qd qdd")
 
 
 # ---------------------------------------------------------------------- C code
@@ -581,9 +581,17 @@ def _c_source(eom: SymbolicDynamics, prefix: str, header_name: str) -> tuple[str
     header = [doc, f"#ifndef {prefix.upper()}_H", f"#define {prefix.upper()}_H",
               f"int {prefix}_dof(void);"]
     header += [sig + ";" for sig, _, _ in funcs]
-    header += [f"#endif /* {prefix.upper()}_H */", ""]
     src = [doc, "#include <math.h>", f'#include "{header_name}"', "",
            f"int {prefix}_dof(void) {{ return {n}; }}", ""]
+    batch_sigs = []
+    for sig, inputs, outputs in funcs:
+        name = sig.split("(")[0].split()[-1]
+        pointers = re.findall(r"(const )?double \*(\w+)", sig)
+        stride = {"M": n * n, "C": n * n}
+        params = ", ".join(f"{c}double *{a}" for c, a in pointers)
+        call = ", ".join(f"{a} + b * {stride.get(a, n)}" for _, a in pointers)
+        batch_sigs.append((f"void {name}_batch(long count, {params})", f"{name}({call})"))
+    header += [sig + ";" for sig, _ in batch_sigs]
     for sig, inputs, outputs in funcs:
         used = set().union(*(e.free_symbols for _, es in outputs for e in es)) if outputs else set()
         used_names = {str(s) for s in used}
@@ -592,12 +600,17 @@ def _c_source(eom: SymbolicDynamics, prefix: str, header_name: str) -> tuple[str
         unused = "    " + " ".join(f"(void){a};" for a in pointers)  # constant entries: no warning
         body = _c_body(ins, outputs)
         src += [sig, "{", unused, body, "}", ""]
+    for sig, call in batch_sigs:  # loops over `count` configurations stored row after row
+        src += [sig, "{", "    for (long b = 0; b < count; ++b) " + call + ";", "}", ""]
+    header += [f"#endif /* {prefix.upper()}_H */", ""]
     return "\n".join(src), "\n".join(header)
 
 
 class CompiledDynamics:
-    """The generated C code loaded with ctypes; same methods as :class:`LambdifiedDynamics`
-    (a Python loop over leading batch dimensions)."""
+    """The generated C code loaded with ctypes; same methods as :class:`LambdifiedDynamics`.
+    Batched inputs go through the ``*_batch`` C functions (one ctypes call)."""
+
+    _ARGS = {"mass_matrix": 1, "coriolis_matrix": 2, "gravity_torques": 1, "inverse_dynamics": 3}
 
     def __init__(self, library: str | os.PathLike, prefix: str, dof: int,
                  joint_names: Sequence[str] = ()):
@@ -605,18 +618,19 @@ class CompiledDynamics:
         self._lib = ctypes.CDLL(str(self.library))
         self.dof = dof
         self.joint_names = tuple(joint_names)
-        dp = ctypes.POINTER(ctypes.c_double)
-        self._f = {}
-        for name, nargs in (("mass_matrix", 2), ("coriolis_matrix", 3), ("gravity_torques", 2),
-                            ("inverse_dynamics", 4)):
+        vp = ctypes.c_void_p
+        self._f, self._fb = {}, {}
+        for name, nin in self._ARGS.items():
             fn = getattr(self._lib, f"{prefix}_{name}")
-            fn.argtypes = [dp] * nargs
-            fn.restype = None
-            self._f[name] = fn
+            fn.argtypes, fn.restype = [ctypes.POINTER(ctypes.c_double)] * (nin + 1), None
+            fb = getattr(self._lib, f"{prefix}_{name}_batch")
+            fb.argtypes, fb.restype = [ctypes.c_long] + [vp] * (nin + 1), None
+            self._f[name], self._fb[name] = fn, fb
         if self._lib[f"{prefix}_dof"]() != dof:
-            raise SimbenchError(f"{self.library} was built for a different number of joints")
+            raise SimbenchError(f"{self.library} was built for {self._lib[f'{prefix}_dof']()} joints, "
+                                f"expected {dof}")
 
-    def _run(self, name: str, inputs: list, out_shape: tuple) -> np.ndarray:
+    def _run(self, name: str, inputs: tuple, out_shape: tuple) -> np.ndarray:
         n = self.dof
         arrs = []
         for x, label in zip(inputs, ("q", "qd", "qdd")):
@@ -624,29 +638,34 @@ class CompiledDynamics:
             if a.ndim == 0 or a.shape[-1] != n:
                 from ..errors import ShapeError
 
-                raise ShapeError(f"{label} has shape {a.shape}; expected (..., {n})")
+                raise ShapeError(f"{label} has shape {a.shape}; expected (..., {n}) with joints in "
+                                 f"order {list(self.joint_names)}")
             arrs.append(a)
+        if all(a.ndim == 1 for a in arrs):  # one configuration: ctypes arrays over the buffers
+            vec = ctypes.c_double * n
+            ptrs = [vec.from_buffer(a) if a.flags.c_contiguous and a.flags.writeable else vec(*a.tolist())
+                    for a in arrs]
+            out = np.empty(out_shape)
+            self._f[name](*ptrs, (ctypes.c_double * out.size).from_buffer(out))
+            return out
         batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
-        flat = [np.ascontiguousarray(np.broadcast_to(a, batch + (n,)).reshape(-1, n)) for a in arrs]
         count = int(np.prod(batch, dtype=int))
+        flat = [np.ascontiguousarray(np.broadcast_to(a, batch + (n,)).reshape(count, n)) for a in arrs]
         out = np.empty((count,) + out_shape)
-        fn = self._f[name]
-        dp = ctypes.POINTER(ctypes.c_double)
-        for b in range(count):
-            fn(*[a[b].ctypes.data_as(dp) for a in flat], out[b].ctypes.data_as(dp))
+        self._fb[name](count, *[a.ctypes.data for a in flat], out.ctypes.data)
         return out.reshape(batch + out_shape)
 
     def mass_matrix(self, q: Any) -> np.ndarray:
-        return self._run("mass_matrix", [q], (self.dof, self.dof))
+        return self._run("mass_matrix", (q,), (self.dof, self.dof))
 
     def coriolis_matrix(self, q: Any, qd: Any) -> np.ndarray:
-        return self._run("coriolis_matrix", [q, qd], (self.dof, self.dof))
+        return self._run("coriolis_matrix", (q, qd), (self.dof, self.dof))
 
     def gravity_torques(self, q: Any) -> np.ndarray:
-        return self._run("gravity_torques", [q], (self.dof,))
+        return self._run("gravity_torques", (q,), (self.dof,))
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
-        return self._run("inverse_dynamics", [q, qd, qdd], (self.dof,))
+        return self._run("inverse_dynamics", (q, qd, qdd), (self.dof,))
 
 
 __all__ = ["derive", "SymbolicDynamics", "LambdifiedDynamics", "CompiledDynamics", "MAX_DOF"]

@@ -1,0 +1,486 @@
+"""``simbench bench``: every dynamics formulation on one table (issue 7).
+
+One run, medians over interleaved rounds, ratios to Pinocchio measured in the same run, on
+the planar mobile manipulator of post 004, the KUKA iiwa and the Franka Panda:
+
+* inverse dynamics: our RNEA (single call, batched), our Lagrangian path, the lambdified
+  sympy model and its generated C (ctypes) where the robot derives (a serial chain),
+  PyBullet ``calculateInverseDynamics``, Pinocchio ``rnea`` (the reference);
+* mass matrix and forward dynamics the same way (``crba`` / ``aba`` as the reference);
+* the collision query figures of :mod:`simbench.bullet.collision_bench` when it is there.
+
+Rows that :func:`simbench.bench_dynamics.run_benchmark` measures are taken from it when that
+module exists (it is not re-timed); this module adds the symbolic rows. Output: a table like
+post 004's (microseconds per call), the machine and library versions, and JSON with stable
+keys (``machine``, ``versions``, ``settings``, ``rows``; each row has ``robot``, ``quantity``,
+``method``, ``mode``, ``n``, ``value``, ``unit``, ``ratio_to_pinocchio``, ``note``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import SimbenchError
+from .model import RobotModel
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets" / "urdf"
+ROBOTS = {
+    "mobile_manipulator": str(ASSETS / "mobile_manipulator.urdf"),
+    "kuka_iiwa": "pybullet_data:kuka_iiwa/model.urdf",
+    "franka_panda": "pybullet_data:franka_panda/panda.urdf",
+}
+#: Post 004's own figures for its 3-DOF mobile manipulator (us per call of tau), for context.
+POST_004_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
+
+QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics")
+REFERENCE = {"inverse_dynamics": "pinocchio rnea", "mass_matrix": "pinocchio crba",
+             "forward_dynamics": "pinocchio aba"}
+
+
+# ---------------------------------------------------------------------- machine, versions
+def machine_info() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = os.cpu_count() or 0
+    return {"cpu": cpu, "cores": os.cpu_count() or 0, "usable_cores": affinity,
+            "platform": platform.platform(), "load_average_1min": _load()}
+
+
+def _load() -> float:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return float("nan")
+
+
+def library_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for key, dist in (("numpy", "numpy"), ("numba", "numba"), ("pybullet", "pybullet"),
+                      ("pin", "pin"), ("sympy", "sympy"), ("simbench", "simbench")):
+        try:
+            out[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[key] = "not installed"
+    if out["pin"] == "not installed":
+        try:
+            import pinocchio
+
+            out["pin"] = pinocchio.__version__
+        except ImportError:
+            pass
+    return out
+
+
+# ---------------------------------------------------------------------- timing helpers
+def _median_rounds(methods: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """Run every timing function ``rounds`` times, interleaved (order reversed every other
+    round), after one warm-up round; medians of the returned microseconds per call."""
+    times: dict[str, list[float]] = {k: [] for k in methods}
+    for r in range(rounds + 1):
+        order = list(methods) if r % 2 == 0 else list(methods)[::-1]
+        for name in order:
+            us = methods[name]()
+            if r > 0:
+                times[name].append(us)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _loop(fn: Callable, args: list[tuple]) -> Callable[[], float]:
+    def run() -> float:
+        t = time.perf_counter()
+        for a in args:
+            fn(*a)
+        return (time.perf_counter() - t) / len(args) * 1e6
+    return run
+
+
+def _batch(fn: Callable, args: tuple, n: int) -> Callable[[], float]:
+    def run() -> float:
+        t = time.perf_counter()
+        fn(*args)
+        return (time.perf_counter() - t) / n * 1e6
+    return run
+
+
+# ---------------------------------------------------------------------- references
+class _Pinocchio:
+    """Pinocchio on the same URDF, q in our order (joints matched by name)."""
+
+    def __init__(self, model: RobotModel):
+        import pinocchio as pin
+
+        self.pin = pin
+        self.pm = pin.buildModelFromUrdf(model.source)
+        self.pm.gravity.linear[:] = [0.0, 0.0, -9.81]
+        self.d = self.pm.createData()
+        if self.pm.nq != model.dof or self.pm.nv != model.dof:
+            raise SimbenchError(f"Pinocchio has nq={self.pm.nq}, nv={self.pm.nv} for {model.name} "
+                                f"(continuous joints?); not comparable")
+        perm = np.empty(model.dof, dtype=int)
+        for i, name in enumerate(model.joint_names):
+            perm[i] = self.pm.joints[self.pm.getJointId(name)].idx_q
+        self.perm = perm  # ours[i] -> pin[perm[i]]
+
+    def to_pin(self, x: np.ndarray) -> np.ndarray:
+        out = np.empty_like(x)
+        out[..., self.perm] = x
+        return np.ascontiguousarray(out)
+
+
+class _PyBullet:
+    def __init__(self, model: RobotModel):
+        import pybullet as p
+
+        self.p = p
+        self.client = p.connect(p.DIRECT)
+        self.body = p.loadURDF(model.source, useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                               physicsClientId=self.client)
+        p.setGravity(0, 0, -9.81, physicsClientId=self.client)
+
+    def close(self) -> None:
+        self.p.disconnect(physicsClientId=self.client)
+
+
+# ---------------------------------------------------------------------- symbolic rows
+def _symbolic(model: RobotModel, max_dof: int, want_c: bool, notes: list[str]) -> tuple[Any, Any, list[dict]]:
+    """(lambdified, compiled or None, derivation rows); (None, None, rows) if it does not derive."""
+    try:
+        from .dynamics import symbolic
+    except ImportError as exc:
+        notes.append(f"{model.name}: symbolic rows skipped ({exc})")
+        return None, None, []
+    rows: list[dict] = []
+    if model.dof > max_dof:
+        notes.append(f"{model.name}: symbolic derivation skipped ({model.dof} DOF > --symbolic-max-dof "
+                     f"{max_dof})")
+        return None, None, rows
+    t = time.perf_counter()
+    try:
+        eom = symbolic.derive(model)
+    except SimbenchError as exc:
+        notes.append(f"{model.name}: no symbolic model: {exc}")
+        return None, None, rows
+    t_derive = time.perf_counter() - t
+    t = time.perf_counter()
+    lam = eom.lambdify()
+    t_lambdify = time.perf_counter() - t
+    rows.append(_row(model.name, "derivation", "sympy derive (M, C, g)", "once", 1, t_derive, "s"))
+    rows.append(_row(model.name, "derivation", "sympy lambdify (cse)", "once", 1, t_lambdify, "s"))
+    compiled = None
+    if want_c:
+        t = time.perf_counter()
+        try:
+            compiled = eom.compile()
+            rows.append(_row(model.name, "derivation", "C codegen + cc -O2", "once", 1,
+                             time.perf_counter() - t, "s"))
+        except SimbenchError as exc:
+            notes.append(f"{model.name}: generated C not timed ({str(exc).splitlines()[0]})")
+    return lam, compiled, rows
+
+
+def _row(robot: str, quantity: str, method: str, mode: str, n: int, value: float, unit: str,
+         ratio: float | None = None, note: str = "") -> dict:
+    return {"robot": robot, "quantity": quantity, "method": method, "mode": mode, "n": int(n),
+            "value": float(value), "unit": unit,
+            "ratio_to_pinocchio": None if ratio is None else float(ratio), "note": note}
+
+
+# ---------------------------------------------------------------------- one robot
+def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbolic_max_dof: int,
+                want_c: bool, skip: set[str], notes: list[str]) -> list[dict]:
+    """All rows of one robot (see the module docstring)."""
+    from . import dynamics
+    from .dynamics import lagrange
+
+    model = RobotModel.from_urdf(spec)
+    dof = model.dof
+    rng = np.random.default_rng(0)
+    Q = model.random_configuration(rng, n)
+    QD = rng.normal(0.0, 1.0, (n, dof))
+    QDD = rng.normal(0.0, 1.0, (n, dof))
+    TAU = dynamics.inverse_dynamics(model, Q, QD, QDD)
+    # single-call inputs: separate C-contiguous arrays, as a user loop would have them
+    S = [(np.array(Q[i]), np.array(QD[i]), np.array(QDD[i]), np.array(TAU[i])) for i in range(single)]
+    rows: list[dict] = []
+    lam = compiled = None
+    if "symbolic" not in skip:
+        lam, compiled, srows = _symbolic(model, symbolic_max_dof, want_c, notes)
+        rows += srows
+    pin_ref = None
+    if "pinocchio" not in skip:
+        try:
+            pin_ref = _Pinocchio(model)
+        except (ImportError, SimbenchError) as exc:
+            notes.append(f"{name}: Pinocchio reference unavailable ({exc})")
+    pyb = None if "pybullet" in skip else _PyBullet(model)
+    try:
+        for quantity in QUANTITIES:
+            methods: dict[str, tuple[str, int, Callable[[], float]]] = {}
+
+            def add(method: str, mode: str, fn: Callable[[], float], count: int) -> None:
+                methods[method] = (mode, count, fn)
+
+            if quantity == "inverse_dynamics":
+                if pin_ref is not None:
+                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(qdd))
+                         for q, qd, qdd, _ in S]
+                    add("pinocchio rnea", "loop", _loop(pin_ref.pin.rnea, P), single)
+                add("simbench RNEA", "single", _loop(dynamics.inverse_dynamics,
+                                                     [(model, q, qd, qdd) for q, qd, qdd, _ in S]), single)
+                add("simbench RNEA batched", "batch", _batch(dynamics.inverse_dynamics, (model, Q, QD, QDD), n), n)
+                add("simbench Lagrangian", "single", _loop(lagrange.inverse_dynamics,
+                                                           [(model, q, qd, qdd) for q, qd, qdd, _ in S]), single)
+                add("simbench Lagrangian batched", "batch",
+                    _batch(lagrange.inverse_dynamics, (model, Q, QD, QDD), n), n)
+                if lam is not None:
+                    add("symbolic lambdify", "single", _loop(lam.inverse_dynamics,
+                                                             [(q, qd, qdd) for q, qd, qdd, _ in S]), single)
+                    add("symbolic lambdify batched", "batch", _batch(lam.inverse_dynamics, (Q, QD, QDD), n), n)
+                if compiled is not None:
+                    add("symbolic C (ctypes)", "single", _loop(compiled.inverse_dynamics,
+                                                               [(q, qd, qdd) for q, qd, qdd, _ in S]), single)
+                    add("symbolic C (ctypes) batched", "batch", _batch(compiled.inverse_dynamics, (Q, QD, QDD), n), n)
+                if pyb is not None:
+                    L = [(pyb.body, q.tolist(), qd.tolist(), qdd.tolist()) for q, qd, qdd, _ in S]
+                    cid = pyb.client
+                    add("pybullet calculateInverseDynamics", "loop",
+                        _loop(lambda b, q, qd, qdd: pyb.p.calculateInverseDynamics(b, q, qd, qdd, physicsClientId=cid), L),
+                        single)
+            elif quantity == "mass_matrix":
+                if pin_ref is not None:
+                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q)) for q, _, _, _ in S]
+                    add("pinocchio crba", "loop", _loop(pin_ref.pin.crba, P), single)
+                add("simbench CRBA", "single", _loop(dynamics.mass_matrix, [(model, s[0]) for s in S]), single)
+                add("simbench CRBA batched", "batch", _batch(dynamics.mass_matrix, (model, Q), n), n)
+                add("simbench Lagrangian", "single", _loop(lagrange.mass_matrix, [(model, s[0]) for s in S]), single)
+                if lam is not None:
+                    add("symbolic lambdify", "single", _loop(lam.mass_matrix, [(s[0],) for s in S]), single)
+                    add("symbolic lambdify batched", "batch", _batch(lam.mass_matrix, (Q,), n), n)
+                if compiled is not None:
+                    add("symbolic C (ctypes)", "single", _loop(compiled.mass_matrix, [(s[0],) for s in S]), single)
+                    add("symbolic C (ctypes) batched", "batch", _batch(compiled.mass_matrix, (Q,), n), n)
+                if pyb is not None:
+                    cid = pyb.client
+                    L = [(pyb.body, s[0].tolist()) for s in S]
+                    add("pybullet calculateMassMatrix", "loop",
+                        _loop(lambda b, q: pyb.p.calculateMassMatrix(b, q, physicsClientId=cid), L), single)
+            else:
+                if pin_ref is not None:
+                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(tau))
+                         for q, qd, _, tau in S]
+                    add("pinocchio aba", "loop", _loop(pin_ref.pin.aba, P), single)
+                add("simbench ABA/CRBA", "single", _loop(dynamics.forward_dynamics,
+                                                         [(model, q, qd, tau) for q, qd, _, tau in S]), single)
+                add("simbench batched", "batch", _batch(dynamics.forward_dynamics, (model, Q, QD, TAU), n), n)
+                if lam is not None:
+                    def fd_sym(q, qd, tau, lam=lam):
+                        b = lam.inverse_dynamics(q, qd, np.zeros_like(qd))
+                        return np.linalg.solve(lam.mass_matrix(q), (tau - b)[..., None])[..., 0]
+                    add("symbolic lambdify + solve", "single", _loop(fd_sym, [(q, qd, tau) for q, qd, _, tau in S]),
+                        single)
+                    add("symbolic lambdify + solve batched", "batch", _batch(fd_sym, (Q, QD, TAU), n), n)
+            med = _median_rounds({k: v[2] for k, v in methods.items()}, rounds)
+            ref = REFERENCE[quantity]
+            for method, (mode, count, _) in methods.items():
+                ratio = med[method] / med[ref] if ref in med else None
+                note = f"median of {rounds} rounds, {count} {'configurations' if mode == 'batch' else 'calls'}"
+                rows.append(_row(name, quantity, method, mode, count, med[method], "us/call", ratio, note))
+    finally:
+        if pyb is not None:
+            pyb.close()
+    return rows
+
+
+# ---------------------------------------------------------------------- dynamics rows from bench_dynamics
+def _dynamics_rows_from_module(robots: dict[str, str], n: int, notes: list[str]) -> list[dict] | None:
+    """Rows of :func:`simbench.bench_dynamics.run_benchmark`, normalised, or None if absent."""
+    try:
+        from . import bench_dynamics  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    try:
+        raw = bench_dynamics.run_benchmark(robots=list(robots.values()), n=n)
+    except TypeError:
+        raw = bench_dynamics.run_benchmark(robots=list(robots), n=n)
+    rows = []
+    back = {v: k for k, v in robots.items()}
+    for r in raw:
+        robot = back.get(r.get("robot"), r.get("robot", "?"))
+        value = r.get("value", r.get("us", r.get("us_per_call")))
+        rows.append(_row(str(robot), str(r.get("quantity", r.get("name", "?"))),
+                         str(r.get("method", r.get("name", "?"))), str(r.get("mode", "")),
+                         int(r.get("n", 1) or 1), float(value) if value is not None else float("nan"),
+                         str(r.get("unit", "us/call")), r.get("ratio_to_pinocchio", r.get("ratio")),
+                         str(r.get("note", ""))))
+    notes.append("numeric dynamics rows from simbench.bench_dynamics.run_benchmark")
+    return rows
+
+
+# ---------------------------------------------------------------------- collision rows
+def _collision_rows(quick: bool, notes: list[str]) -> list[dict]:
+    run = None
+    for module in ("simbench.bullet.collision_bench", "simbench.bullet.collision"):
+        try:
+            mod = __import__(module, fromlist=["run_benchmark"])
+        except ImportError:
+            continue
+        run = getattr(mod, "run_benchmark", None)
+        if run is not None:
+            break
+    if run is None:
+        notes.append("collision figures skipped: no run_benchmark in simbench.bullet.collision_bench")
+        return []
+    kw = dict(n=4000, workers=2, block=500, rounds=3) if quick else dict(n=40_000, workers=2, block=2000, rounds=9)
+    try:
+        raw = run(**kw)
+    except TypeError:
+        raw = run()
+    rows = []
+    for r in raw:
+        rows.append(_row("kuka_iiwa (seed 004 scene)", "collision", str(r["name"]), "", kw.get("n", 0),
+                         float(r["value"]), str(r["unit"]), None, str(r.get("note", ""))))
+    return rows
+
+
+# ---------------------------------------------------------------------- public entry points
+def run_benchmark(robots: Sequence[str] | None = None, *, n: int = 10_000, single: int = 500,
+                  rounds: int = 7, quick: bool = False, symbolic_max_dof: int = 3,
+                  want_c: bool = True, collision: bool = True, skip: Sequence[str] = (),
+                  json_path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """Run everything; returns ``{"machine", "versions", "settings", "rows", "notes"}``
+    (and writes it as JSON to ``json_path``)."""
+    if quick:
+        n, single, rounds = min(n, 2000), min(single, 100), min(rounds, 3)
+    chosen = _resolve_robots(robots)
+    notes: list[str] = []
+    rows: list[dict] = []
+    t0 = time.perf_counter()
+    for name, spec in chosen.items():
+        rows += bench_robot(name, spec, n=n, single=single, rounds=rounds,
+                            symbolic_max_dof=symbolic_max_dof, want_c=want_c, skip=set(skip), notes=notes)
+    if collision:
+        rows += _collision_rows(quick, notes)
+    result = {
+        "machine": machine_info(),
+        "versions": library_versions(),
+        "settings": {"robots": chosen, "n": n, "single_calls": single, "rounds": rounds, "quick": quick,
+                     "symbolic_max_dof": symbolic_max_dof, "gravity": [0.0, 0.0, -9.81],
+                     "seconds": round(time.perf_counter() - t0, 1)},
+        "post_004_us_per_call": POST_004_US,
+        "rows": rows,
+        "notes": notes,
+    }
+    if json_path is not None:
+        path = Path(json_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n")
+    return result
+
+
+def _resolve_robots(robots: Sequence[str] | None) -> dict[str, str]:
+    if not robots:
+        return dict(ROBOTS)
+    out = {}
+    for r in robots:
+        if r in ROBOTS:
+            out[r] = ROBOTS[r]
+        else:
+            alias = {"iiwa": "kuka_iiwa", "kuka": "kuka_iiwa", "panda": "franka_panda",
+                     "franka": "franka_panda", "mobile": "mobile_manipulator"}.get(r)
+            if alias:
+                out[alias] = ROBOTS[alias]
+            else:
+                RobotModel.from_urdf(r)  # a clear URDFError if it is not a URDF either
+                out[Path(r.split(":", 1)[-1]).stem] = r
+    return out
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The result as text: machine and versions, then one table per robot."""
+    m, v = result["machine"], result["versions"]
+    lines = [f"machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable), {m['platform']}, "
+             f"load {m['load_average_1min']}",
+             "versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
+             f"settings: batch n = {result['settings']['n']}, {result['settings']['single_calls']} single "
+             f"calls, medians of {result['settings']['rounds']} interleaved rounds; x pin = time / "
+             f"Pinocchio's time in the same run (lower is faster)", ""]
+    robots = list(dict.fromkeys(r["robot"] for r in result["rows"]))
+    for robot in robots:
+        rows = [r for r in result["rows"] if r["robot"] == robot]
+        lines.append(f"== {robot}")
+        lines.append(f"  {'quantity':<18} {'method':<36} {'mode':<7} {'value':>12} {'unit':<10} {'x pin':>7}")
+        for r in rows:
+            val = r["value"]
+            text = (f"{val:,.0f}" if abs(val) >= 10_000 else f"{val:.3g}" if abs(val) < 1 else f"{val:.2f}")
+            ratio = "" if r["ratio_to_pinocchio"] is None else f"{r['ratio_to_pinocchio']:.2f}"
+            lines.append(f"  {r['quantity']:<18} {r['method']:<36} {r['mode']:<7} {text:>12} {r['unit']:<10} {ratio:>7}")
+        lines.append("")
+    if any(r["robot"] == "mobile_manipulator" for r in result["rows"]):
+        lines.append("post 004 (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
+            f"{k} {val:.0f} us" for k, val in result["post_004_us_per_call"].items()))
+    for note in result["notes"]:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--robot", action="append", metavar="NAME_OR_URDF",
+                        help=f"robot to time (repeatable): {', '.join(ROBOTS)} or a URDF path / "
+                             f"pybullet_data:NAME (default: the three)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--quick", action="store_true",
+                        help="small batches and few rounds (a smoke run, about a minute)")
+    parser.add_argument("--n", type=int, default=10_000, help="batch size (default 10000)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per median (default 7)")
+    parser.add_argument("--symbolic-max-dof", type=int, default=3,
+                        help="derive the sympy model only up to this many DOF (default 3; 7 takes minutes)")
+    parser.add_argument("--no-c", action="store_true", help="skip compiling the generated C code")
+    parser.add_argument("--no-collision", action="store_true", help="skip the collision query figures")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if args.n < 1 or args.rounds < 1:
+        raise SimbenchError(f"--n and --rounds must be positive, got {args.n} and {args.rounds}")
+    result = run_benchmark(args.robot, n=args.n, rounds=args.rounds, quick=args.quick,
+                           symbolic_max_dof=args.symbolic_max_dof, want_c=not args.no_c,
+                           collision=not args.no_collision, json_path=args.json)
+    print(format_table(result))
+    if args.json:
+        print(f"wrote {args.json}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="simbench bench", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    try:
+        return run_cli(parser.parse_args(argv))
+    except SimbenchError as exc:
+        print(f"simbench bench: {exc}", file=sys.stderr)
+        return 2
+
+
+__all__ = ["run_benchmark", "bench_robot", "format_table", "add_arguments", "run_cli", "main",
+           "machine_info", "library_versions", "ROBOTS"]
