@@ -380,7 +380,7 @@ class Robot:
         """World position (3,) and quaternion (x, y, z, w) of a link frame (None: the base)."""
         li = self.body.link_index(link)
         if li < 0:
-            pos, quat = p.getBasePositionAndOrientation(self.id, physicsClientId=self._client)
+            return self.sim.base_pose(self.name)
         else:
             st = p.getLinkState(self.id, li, computeForwardKinematics=True, physicsClientId=self._client)
             pos, quat = st[4], st[5]
@@ -504,12 +504,16 @@ class Robot:
             for i, j in zip(held, k):
                 self._pos_target[i] = float(qv[j])
 
-    def change_dynamics(self, link: str | None = ..., **kwargs: Any) -> None:  # type: ignore[assignment]
-        """``p.changeDynamics`` for one link by name, or for every link (the default), e.g.
-        ``linearDamping=0, angularDamping=0`` to switch off PyBullet's default velocity damping
-        (0.04 on every link), or ``jointDamping=0``."""
-        links = list(self.body.links.values()) if link is ... else [self.body.link_index(link)]
-        for li in links:
+    def change_dynamics(self, links: str | Sequence[str] | None = None, **kwargs: Any) -> None:
+        """``p.changeDynamics(**kwargs)`` for the named link(s), default every link (base
+        included), e.g. ``linearDamping=0, angularDamping=0`` to switch off PyBullet's default
+        velocity damping (0.04 on every link) and ``jointDamping=0`` for the URDF's joint damping."""
+        if links is None:
+            indices = list(self.body.links.values())
+        else:
+            names = [links] if isinstance(links, str) else list(links)
+            indices = [self.body.link_index(n) for n in names]
+        for li in indices:
             p.changeDynamics(self.id, li, physicsClientId=self._client, **kwargs)
 
     def _broadcast(self, value: Any, n: int, what: str, nonneg: bool = False) -> np.ndarray:
@@ -633,8 +637,8 @@ class Simulation:
 
     def set_pose(self, body: str, position: Any, orientation: Any = (0, 0, 0, 1),
                  linear_velocity: Any = None, angular_velocity: Any = None) -> None:
-        """Teleport a body's base: position (3,), orientation as a quaternion (x, y, z, w) or a
-        rotation matrix (3, 3), optional world-frame velocities."""
+        """Teleport a body's base link frame: position (3,), orientation as a quaternion
+        (x, y, z, w) or a rotation matrix (3, 3), optional world-frame velocities (of the COM)."""
         pos = np.asarray(position, dtype=float)
         rot = np.asarray(orientation, dtype=float)
         if pos.shape != (3,) or not np.all(np.isfinite(pos)):
@@ -645,12 +649,25 @@ class Simulation:
             raise ShapeError(f"orientation has shape {rot.shape}; expected a quaternion (x, y, z, w) "
                              f"(4,) or a rotation matrix (3, 3)")
         bid = lookup(self.bodies, body, "body", "the simulation")
-        p.resetBasePositionAndOrientation(bid, pos.tolist(), (rot / np.linalg.norm(rot)).tolist(),
-                                          physicsClientId=self.client)
+        # PyBullet places the base by its inertial (COM) frame: base COM = base link * inertial
+        local_pos, local_orn = p.getDynamicsInfo(bid, -1, physicsClientId=self.client)[3:5]
+        com_pos, com_orn = p.multiplyTransforms(pos.tolist(), (rot / np.linalg.norm(rot)).tolist(),
+                                                local_pos, local_orn, physicsClientId=self.client)
+        p.resetBasePositionAndOrientation(bid, com_pos, com_orn, physicsClientId=self.client)
         if linear_velocity is not None or angular_velocity is not None:
             lin = [0.0] * 3 if linear_velocity is None else np.asarray(linear_velocity, float).tolist()
             ang = [0.0] * 3 if angular_velocity is None else np.asarray(angular_velocity, float).tolist()
             p.resetBaseVelocity(bid, lin, ang, physicsClientId=self.client)
+
+    def base_pose(self, body: str) -> tuple[np.ndarray, np.ndarray]:
+        """World position (3,) and quaternion (x, y, z, w) of a body's base *link frame* (PyBullet's
+        ``getBasePositionAndOrientation`` gives its inertial frame instead)."""
+        bid = lookup(self.bodies, body, "body", "the simulation")
+        com_pos, com_orn = p.getBasePositionAndOrientation(bid, physicsClientId=self.client)
+        local_pos, local_orn = p.getDynamicsInfo(bid, -1, physicsClientId=self.client)[3:5]
+        inv_pos, inv_orn = p.invertTransform(local_pos, local_orn, physicsClientId=self.client)
+        pos, orn = p.multiplyTransforms(com_pos, com_orn, inv_pos, inv_orn, physicsClientId=self.client)
+        return np.array(pos), np.array(orn)
 
     def detector(self, pairs: Any, **kwargs: Any):
         """A :class:`~simbench.bullet.collision.CollisionDetector` for ``pairs`` of named

@@ -1,0 +1,197 @@
+"""``simbench run``: durations, results, errors, Ctrl-C (in process and as a real SIGINT to a
+``python -m simbench.cli run`` process), ``--gui`` without a display, and a real GUI under Xvfb."""
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pytest
+from PIL import Image
+
+from conftest import require_xvfb
+from simbench.errors import SimbenchError
+from simbench.runner import main as runner_main
+from simbench.runner import run_script
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = 'SCENE = "pybullet_data:kuka_iiwa/model.urdf"\n'
+
+
+def write(tmp_path, body: str, name: str = "script.py") -> Path:
+    path = tmp_path / name
+    path.write_text(HEADER + textwrap.dedent(body))
+    return path
+
+
+def test_duration_results_and_recording(tmp_path, capsys):
+    script = write(tmp_path, """
+        DURATION = 0.5
+        def main(sim):
+            sim.robot.set_joint_targets({"lbr_iiwa_joint_2": 0.5})
+            while True:          # the runner's duration ends it
+                sim.step()
+        """)
+    res = run_script(script, gui=False, record=tmp_path / "r.gif", fps=10, size=(64, 48), progress=False)
+    assert res.reason == "duration" and res.exit_code == 0
+    assert res.steps == 120 and res.t == pytest.approx(0.5)
+    assert res.frames == 6 and Image.open(res.recording).n_frames == 6
+    assert "reached its duration at t = 0.500 s" in capsys.readouterr().err
+
+    script = write(tmp_path, """
+        def main(sim):
+            sim.advance(0.25)
+            return {"t": sim.t, "dt": sim.dt, "out": str(sim.out_dir)}
+        """, "ret.py")
+    res = run_script(script, gui=False, dt=0.01, out_dir=tmp_path / "o", progress=False)
+    assert res.reason == "finished" and res.value == {"t": pytest.approx(0.25), "dt": 0.01, "out": str(tmp_path / "o")}
+    out = capsys.readouterr().out
+    assert "results:" in out and "t: 0.25" in out
+
+
+def test_script_error_closes_servers(tmp_path):
+    script = write(tmp_path, """
+        CLIENTS = []
+        def main(sim):
+            CLIENTS.extend([sim.client, sim.collision_client])
+            sim.step(3)
+            raise ValueError("boom in the script")
+        """)
+    stream = io.StringIO()
+    res = run_script(script, gui=False, stream=stream, record=tmp_path / "e.gif", size=(32, 24))
+    assert res.reason == "error" and res.exit_code == 1 and isinstance(res.error, ValueError)
+    text = stream.getvalue()
+    assert "Traceback" in text and "boom in the script" in text and "servers closed" in text
+    assert Image.open(tmp_path / "e.gif").n_frames >= 1
+
+
+def test_sigint_in_process_finishes_recording_and_closes(tmp_path):
+    """First Ctrl-C: sim.running turns False, the script ends its loop; second pattern: a script
+    that ignores sim.running gets SimulationDone from the next step. Both: exit 130."""
+    script = write(tmp_path, """
+        import signal
+        def main(sim):
+            info = {"clients": (sim.client, sim.collision_client)}
+            sim.step(30)
+            signal.raise_signal(signal.SIGINT)
+            while sim.running:
+                sim.step()
+            info["t"] = sim.t
+            return info
+        """)
+    before = signal.getsignal(signal.SIGINT)
+    stream = io.StringIO()
+    res = run_script(script, gui=False, record=tmp_path / "i.gif", fps=60, size=(64, 48), stream=stream)
+    assert res.reason == "interrupted" and res.exit_code == 130
+    assert res.value["t"] == pytest.approx(30 / 240) and res.steps == 30
+    assert not any(p.isConnected(physicsClientId=c) for c in res.value["clients"])
+    assert Image.open(tmp_path / "i.gif").n_frames == 1 + 7
+    assert "stopping at the next step" in stream.getvalue()
+    assert signal.getsignal(signal.SIGINT) is before  # handlers restored
+
+    script = write(tmp_path, """
+        import signal
+        def main(sim):
+            sim.step(10)
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(10**9):
+                sim.step()
+        """, "stubborn.py")
+    res = run_script(script, gui=False, stream=io.StringIO())
+    assert res.reason == "interrupted" and res.steps == 10
+
+
+def test_setup_errors_exit_2(tmp_path, capsys):
+    assert runner_main([str(tmp_path / "nope.py")]) == 2
+    assert "script not found" in capsys.readouterr().err
+    script = tmp_path / "nomain.py"
+    script.write_text("x = 1\n")
+    with pytest.raises(SimbenchError, match=r"defines no main\(sim\)"):
+        run_script(script)
+    assert runner_main([str(script), "--direct"]) == 2
+
+
+def test_gui_without_display_falls_back(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    script = write(tmp_path, """
+        def main(sim):
+            sim.step(2)
+            return {"gui": sim.gui}
+        """)
+    res = run_script(script, gui=True, progress=False)
+    assert res.exit_code == 0 and res.value == {"gui": False} and not res.gui
+    assert "no display found" in capsys.readouterr().err
+
+
+LONG = HEADER + textwrap.dedent("""
+    import sys
+    def main(sim):
+        sim.robot.set_joint_targets({"lbr_iiwa_joint_1": 3.0, "lbr_iiwa_joint_2": 1.0})
+        sim.step(48)
+        print("READY", flush=True)
+        while True:            # runs until Ctrl-C
+            sim.step()
+    """)
+
+
+def _env():
+    """The child's environment: this checkout importable, no DISPLAY (xvfb-run sets its own)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1")
+    env.pop("DISPLAY", None)
+    return env
+
+
+def test_sigint_to_simbench_run_process(tmp_path):
+    """A real Ctrl-C to ``python -m simbench.cli run``: exit 130, servers closed, GIF readable."""
+    script = tmp_path / "long.py"
+    script.write_text(LONG)
+    gif = tmp_path / "long.gif"
+    proc = subprocess.Popen([sys.executable, "-m", "simbench.cli", "run", str(script), "--direct",
+                             "--record", str(gif), "--fps", "30", "--size", "64x48"],
+                            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "READY"
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted at t =" in err and "servers closed" in err
+    im = Image.open(gif)
+    assert im.n_frames > 1 and im.size == (64, 48)
+    for k in range(im.n_frames):  # every frame decodes
+        im.seek(k)
+        im.convert("RGB")
+
+
+@pytest.mark.gui
+def test_scenario_in_a_real_gui_under_xvfb(tmp_path):
+    """The collision loop in a real PyBullet window (Xvfb): a screenshot with content and a GIF
+    recorded from the window's OpenGL renderer."""
+    xvfb = require_xvfb()
+    shot, gif = tmp_path / "gui.png", tmp_path / "gui.gif"
+    proc = subprocess.run([xvfb, "-a", "-s", "-screen 0 1024x768x24", sys.executable, "-m", "simbench.cli",
+                           "run", str(ROOT / "scripts" / "scenario_collision_loop.py"), "--gui", "--duration", "1.0",
+                           "--seed", "2", "--no-real-time", "--screenshot", str(shot), "--record", str(gif),
+                           "--fps", "5", "--size", "320x240", "--out", str(tmp_path)],
+                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "no display found" not in proc.stderr and "GUI); servers closed" in proc.stderr
+    # the robot was on its way to its first collision-free goal, clear of the obstacles
+    clearance = float(proc.stdout.split("min_clearance_main: ")[1].split()[0])
+    assert 0 < clearance < 1
+    img = np.asarray(Image.open(shot).convert("RGB"))
+    assert img.shape == (240, 320, 3)
+    assert img.std() > 5 and len(np.unique(img.reshape(-1, 3), axis=0)) > 20  # not blank
+    im = Image.open(gif)
+    assert im.n_frames == 1 + 5
+    im.seek(im.n_frames - 1)
+    assert np.asarray(im.convert("RGB"), dtype=float).std() > 5
