@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ShapeError, SimbenchError
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
-from .rnea import (GRAVITY, _joint_losses, _lean, fext_array, gravity_vector, joint_arrays,
+from .rnea import (GRAVITY, _joint_losses, fext_array, gravity_vector, joint_arrays,
                    nchunks, prepare)
 
 __all__ = ["mass_matrix", "forward_dynamics", "simulate", "step", "METHODS"]
@@ -24,11 +24,16 @@ METHODS = ("euler", "semi_implicit", "rk4")
 
 def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     """Joint-space mass matrix ``M(q)`` (..., dof, dof) by the composite rigid body algorithm."""
-    d = model._cache.get("_dyn") or prepare(model)
-    if _lean(d, q):
-        M = K.crba1(d.idata, d.fdata, q)
+    try:
+        d = model._cache["_dyn"]
+    except KeyError:
+        d = prepare(model)
+    try:  # lean path: one (dof,) float64 configuration
+        M = K.crba_fast(d.idata, d.fdata, q)
         if M.shape[0] == d.dof:
             return M
+    except TypeError:
+        pass
     batch, (Q,) = joint_arrays(model, (q, "q"))
     if batch == ():
         return K.crba1(d.idata, d.fdata, Q[0])
@@ -64,17 +69,19 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     Arguments as :func:`simbench.dynamics.inverse_dynamics`; a :class:`SimbenchError` if the
     mass matrix is singular (massless moving links).
     """
-    d = model._cache.get("_dyn") or prepare(model)
-    if f_ext is None and not (damping or friction) and _lean(d, q, qd, tau):
-        if gravity is GRAVITY:
-            qdd = K.fd1(d.idata, d.fdata, q, qd, tau, 0.0, 0.0, -9.81, d.fext0, False)
-        else:
-            gx, gy, gz = gravity_vector(gravity)
-            qdd = K.fd1(d.idata, d.fdata, q, qd, tau, gx, gy, gz, d.fext0, False)
-        if qdd.shape[0] == d.dof:
-            if qdd.shape[0] and not np.isfinite(qdd[0]):
-                _singular(model, qdd, q)
-            return qdd
+    try:
+        d = model._cache["_dyn"]
+    except KeyError:
+        d = prepare(model)
+    if f_ext is None and gravity is GRAVITY and not (damping or friction):
+        try:  # lean path: one (dof,) float64 configuration, default gravity
+            qdd = K.fd_fast(d.idata, d.fdata, q, qd, tau)
+            if qdd.shape[0] == d.dof:
+                if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
+                    _singular(model, qdd, q)
+                return qdd
+        except TypeError:
+            pass
     batch, (Q, QD, TAU) = joint_arrays(model, (q, "q"), (qd, "qd"), (tau, "tau"))
     gx, gy, gz = gravity_vector(gravity)
     F, has = fext_array(model, d, f_ext, batch)

@@ -4,13 +4,14 @@ Each algorithm is written once as plain loop code over the links of a tree; it r
 Python under ``NUMBA_DISABLE_JIT=1``. The model enters as two packed arrays (one numba
 specialisation for every robot, few arguments to unbox per call):
 
-``idata`` (nl, 3) int64
+``idata`` (nl, 4) int64
     ``parent`` (-1 for the root), ``jtype`` (FIXED=0, REVOLUTE=1, PRISMATIC=2), ``vidx``
-    (index into q, -1 for fixed joints and the root).
+    (index into q, -1 for fixed joints and the root); ``idata[0, 3]`` is the dof.
 ``fdata`` (nl, NF) float64
     ``R0`` (9, row-major) and ``p0`` (3): the joint origin (parent frame -> joint frame at q=0);
     ``axis`` (3) in the joint frame; ``mass``; ``h = m c`` (3); ``Io`` (9) rotational inertia
-    about the link origin, link axes.
+    about the link origin, link axes; in the root row, the default gravity (3); then
+    ``R0 [axis]`` (9), ``R0 [axis]^2`` (9) and ``R0 axis`` (3), precomputed for the joint motion.
 
 Spatial vectors are [angular; linear] in the link frame (slides of seed 001): twist ``V = (w, v)``,
 wrench ``F = (m, f)``. For link ``k`` with parent ``p``, ``(R, t)`` is the pose of ``k`` in ``p``:
@@ -52,39 +53,27 @@ _FM = {"contract", "reassoc", "nsz", "arcp"}
 
 # packed column layout of fdata
 C_R0, C_P0, C_AX, C_M, C_H, C_IO = 0, 9, 12, 15, 16, 19
-NF = 28
+C_G = 28   # root row only: the default gravity used by the *_fast entry points
+C_A, C_B, C_D = 31, 40, 49   # R0 [a] (9), R0 [a]^2 (9), R0 a (3)
+NF = 52
 # work array columns: R (9), t (3), v (6), a (6), f (6), Rw (9)
 W_R, W_T, W_V, W_A, W_F, W_RW = 0, 9, 12, 18, 24, 30
 NW = 39
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, inline="always")
 def joint_transform(idata, fdata, q, k, W):
     """Pose (R, t) of link k in its parent's frame, stored in W[k, W_R:W_R+9], W[k, W_T:W_T+3]."""
     jt = idata[k, 1]
-    ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
     if jt == REVOLUTE:
+        # R = R0 Rot(a, q) = R0 + sin(q) R0 [a] + (1 - cos(q)) R0 [a]^2 (Rodrigues)
         qk = q[idata[k, 2]]
-        c = math.cos(qk)
         s = math.sin(qk)
-        u = 1.0 - c
-        r00 = u * ax * ax + c
-        r01 = u * ax * ay - s * az
-        r02 = u * ax * az + s * ay
-        r10 = u * ax * ay + s * az
-        r11 = u * ay * ay + c
-        r12 = u * ay * az - s * ax
-        r20 = u * ax * az - s * ay
-        r21 = u * ay * az + s * ax
-        r22 = u * az * az + c
+        u = 1.0 - math.cos(qk)
+        for i in range(9):
+            W[k, W_R + i] = fdata[k, C_R0 + i] + s * fdata[k, C_A + i] + u * fdata[k, C_B + i]
         for i in range(3):
-            a0 = fdata[k, C_R0 + 3 * i]
-            a1 = fdata[k, C_R0 + 3 * i + 1]
-            a2 = fdata[k, C_R0 + 3 * i + 2]
-            W[k, W_R + 3 * i] = a0 * r00 + a1 * r10 + a2 * r20
-            W[k, W_R + 3 * i + 1] = a0 * r01 + a1 * r11 + a2 * r21
-            W[k, W_R + 3 * i + 2] = a0 * r02 + a1 * r12 + a2 * r22
             W[k, W_T + i] = fdata[k, C_P0 + i]
     else:
         d = 0.0
@@ -93,9 +82,7 @@ def joint_transform(idata, fdata, q, k, W):
         for i in range(9):
             W[k, W_R + i] = fdata[k, C_R0 + i]
         for i in range(3):
-            W[k, W_T + i] = fdata[k, C_P0 + i] + d * (fdata[k, C_R0 + 3 * i] * ax
-                                                      + fdata[k, C_R0 + 3 * i + 1] * ay
-                                                      + fdata[k, C_R0 + 3 * i + 2] * az)
+            W[k, W_T + i] = fdata[k, C_P0 + i] + d * fdata[k, C_D + i]
 
 
 @njit(cache=True, fastmath=_FM)
@@ -233,7 +220,7 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
             _force_to_parent_add(W, k, p, W_F)
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, inline="always")
 def _force_to_parent_add(W, k, p, col):
     """W[p, col:col+6] += X_k^T W[k, col:col+6] (force from link k's frame to its parent's)."""
     m0, m1, m2 = W[k, col], W[k, col + 1], W[k, col + 2]
@@ -524,3 +511,56 @@ def fk_batch(idata, fdata, Q):
     for b in range(N):
         fk_core(idata, fdata, Q[b], T[b], W)
     return T
+
+
+# ---------------------------------------------------------------------------- lean entry points
+# Explicit signatures: the dispatcher never compiles another specialisation, and any other
+# argument type (2-D, read-only, non-contiguous, float32, lists) raises TypeError at once, which
+# the Python wrapper takes as "use the general path". An empty result means "the lengths do not
+# match dof or a value is not finite" (the general path then raises the right error).
+_V = "float64[::1]"
+_MODEL = "int64[:,::1], float64[:,::1]"
+
+
+@njit(f"{_V}({_MODEL}, {_V}, {_V}, {_V})", cache=True, fastmath=_FM)
+def id_fast(idata, fdata, q, qd, qdd):
+    """RNEA for one configuration with the default gravity stored in the root row."""
+    n = idata[0, 3]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
+        return np.empty(0)
+    if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
+        return np.empty(0)
+    tau = np.empty(n)
+    W = np.empty((idata.shape[0], NW))
+    rnea_core(idata, fdata, q, qd, qdd, fdata[0, C_G], fdata[0, C_G + 1], fdata[0, C_G + 2],
+              np.empty((0, 6)), False, tau, W)
+    return tau
+
+
+@njit(f"float64[:,::1]({_MODEL}, {_V})", cache=True, fastmath=_FM)
+def crba_fast(idata, fdata, q):
+    """Mass matrix for one configuration."""
+    n = idata[0, 3]
+    if q.shape[0] != n or not all_finite(q):
+        return np.empty((0, 0))
+    M = np.empty((n, n))
+    W = np.empty((idata.shape[0], NW))
+    crba_core(idata, fdata, q, M, W)
+    return M
+
+
+@njit(f"{_V}({_MODEL}, {_V}, {_V}, {_V})", cache=True, fastmath=_FM)
+def fd_fast(idata, fdata, q, qd, tau):
+    """Forward dynamics for one configuration, default gravity; all-nan if M is singular."""
+    n = idata[0, 3]
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
+        return np.empty(0)
+    if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
+        return np.empty(0)
+    qdd = np.empty(n)
+    W = np.empty((idata.shape[0], NW))
+    M = np.empty((n, n))
+    L = np.empty((n, n))
+    fd_core(idata, fdata, q, qd, tau, fdata[0, C_G], fdata[0, C_G + 1], fdata[0, C_G + 2],
+            np.empty((0, 6)), False, qdd, W, M, L, np.zeros(n))
+    return qdd

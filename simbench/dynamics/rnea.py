@@ -30,7 +30,7 @@ __all__ = ["GRAVITY", "inverse_dynamics", "bias_forces", "gravity_torques", "pre
 class DynData:
     """A model packed for the kernels (see :mod:`simbench.dynamics.kernels`)."""
 
-    idata: np.ndarray   # (nl, 3) int64: parent, joint type, q index
+    idata: np.ndarray   # (nl, 4) int64: parent, joint type, q index; idata[0, 3] = dof
     fdata: np.ndarray   # (nl, NF) float64
     dof: int
     nl: int
@@ -53,12 +53,13 @@ def prepare(model: RobotModel) -> DynData:
         raise SimbenchError(f"{model.name}: spherical joints {names} are not supported by "
                             f"simbench.dynamics (revolute, continuous, prismatic and fixed only)")
     nl = model.nlinks
-    idata = np.zeros((nl, 3), dtype=np.int64)
+    idata = np.zeros((nl, 4), dtype=np.int64)
     idata[:, 0] = model.link_parent
-    idata[0, 1], idata[0, 2] = K.FIXED, -1
+    idata[0, 1], idata[0, 2], idata[0, 3] = K.FIXED, -1, model.dof
     code_map = {FIXED: K.FIXED, REVOLUTE: K.REVOLUTE, PRISMATIC: K.PRISMATIC}
     fdata = np.zeros((nl, K.NF))
     fdata[0, K.C_R0:K.C_R0 + 9] = np.eye(3).ravel()
+    fdata[0, K.C_G:K.C_G + 3] = GRAVITY
     for k in range(1, nl):
         j = k - 1
         idata[k, 1] = code_map[int(codes[j])]
@@ -66,7 +67,12 @@ def prepare(model: RobotModel) -> DynData:
         T = model.joint_origin[j]
         fdata[k, K.C_R0:K.C_R0 + 9] = T[:3, :3].ravel()
         fdata[k, K.C_P0:K.C_P0 + 3] = T[:3, 3]
-        fdata[k, K.C_AX:K.C_AX + 3] = model.joint_axis[j]
+        a = model.joint_axis[j]
+        fdata[k, K.C_AX:K.C_AX + 3] = a
+        ax = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+        fdata[k, K.C_A:K.C_A + 9] = (T[:3, :3] @ ax).ravel()
+        fdata[k, K.C_B:K.C_B + 9] = (T[:3, :3] @ ax @ ax).ravel()
+        fdata[k, K.C_D:K.C_D + 3] = T[:3, :3] @ a
     G = model.link_spatial_inertia
     fdata[:, K.C_M] = model.link_mass
     fdata[:, K.C_H:K.C_H + 3] = model.link_mass[:, None] * model.link_com
@@ -156,17 +162,6 @@ def _kernel_array(a: np.ndarray) -> np.ndarray:
     return np.array(a, dtype=float, order="C")
 
 
-def _lean(d: DynData, *arrays: Any) -> bool:
-    """True if every array is a C-contiguous, writable float64 ndarray of shape (dof,)."""
-    for a in arrays:
-        if type(a) is not np.ndarray or a.shape != d.shape1 or a.dtype.char != "d":
-            return False
-        f = a.flags
-        if not (f.c_contiguous and f.writeable):
-            return False
-    return True
-
-
 def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
                      gravity: Sequence[float] = GRAVITY, f_ext: Mapping[str, Any] | None = None,
                      damping: bool = False, friction: bool = False) -> np.ndarray:
@@ -178,17 +173,17 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     ``damping`` / ``friction``: add ``d_i q'_i`` / ``f_i sign(q'_i)`` from the URDF
     ``<dynamics>`` tags (seed 000).
     """
-    d = model._cache.get("_dyn") or prepare(model)
-    if f_ext is None and _lean(d, q, qd, qdd):
-        if gravity is GRAVITY:
-            tau = K.rnea1(d.idata, d.fdata, q, qd, qdd, 0.0, 0.0, -9.81, d.fext0, False)
-        else:
-            gx, gy, gz = gravity_vector(gravity)
-            tau = K.rnea1(d.idata, d.fdata, q, qd, qdd, gx, gy, gz, d.fext0, False)
-        if tau.shape[0] == d.dof:  # empty: a non-finite input, reported below
-            if damping or friction:
-                tau = tau + _joint_losses(d, qd, damping, friction)
-            return tau
+    try:
+        d = model._cache["_dyn"]
+    except KeyError:
+        d = prepare(model)
+    if f_ext is None and gravity is GRAVITY and not (damping or friction):
+        try:  # lean path: one (dof,) float64 configuration, default gravity
+            tau = K.id_fast(d.idata, d.fdata, q, qd, qdd)
+            if tau.shape[0] == d.dof:
+                return tau
+        except TypeError:
+            pass
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
     gx, gy, gz = gravity_vector(gravity)
     F, has = fext_array(model, d, f_ext, batch)
