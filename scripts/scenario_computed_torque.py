@@ -70,7 +70,7 @@ def track(sim, model, seconds: float, kp: float = KP, kd: float = KD) -> dict:
         if not sim.running:
             break
         tt = sim.t - start
-        q, qd = robot.q, robot.qd
+        q, qd = robot.state()
         q_des, _, qdd_des = desired(tt)
         qd_des = desired(tt - dt / 2)[1]
         tau = inverse_dynamics(model, q, qd, qdd_des + kp * (q_des - q) + kd * (qd_des - qd))

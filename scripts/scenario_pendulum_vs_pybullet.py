@@ -58,7 +58,7 @@ def main(sim):
     pb0.change_dynamics(linearDamping=0.0, angularDamping=0.0, jointDamping=0.0)
 
     ours = {"rk4": (Q0.copy(), np.zeros(3)), "semi_implicit": (Q0.copy(), np.zeros(3))}
-    log = {k: [v] for k, v in (("pybullet", (pb.q, pb.qd)), ("pybullet_undamped", (pb0.q, pb0.qd)),
+    log = {k: [v] for k, v in (("pybullet", pb.state()), ("pybullet_undamped", pb0.state()),
                               ("rk4", ours["rk4"]), ("semi_implicit", ours["semi_implicit"]))}
 
     def advance(sim) -> None:
@@ -67,8 +67,8 @@ def main(sim):
             ours[method] = (Q[-1], QD[-1])
             log[method].append(ours[method])
         ghost.reset(*ours["rk4"])
-        log["pybullet"].append((pb.q, pb.qd))
-        log["pybullet_undamped"].append((pb0.q, pb0.qd))
+        log["pybullet"].append(pb.state())
+        log["pybullet_undamped"].append(pb0.state())
 
     sim.add_step_callback(advance)
     n = int(round(total / sim.dt))

@@ -360,6 +360,12 @@ class Robot:
         """Joint velocities, shape (dof,)."""
         return np.array([s[1] for s in self._states()], dtype=float)
 
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, qd)`` from one PyBullet call (in the GUI every call is a round trip to the
+        window's thread, so this is twice as fast as reading ``q`` and ``qd``)."""
+        states = self._states()
+        return (np.array([s[0] for s in states], dtype=float), np.array([s[1] for s in states], dtype=float))
+
     @property
     def tau(self) -> np.ndarray:
         """Applied joint torques/forces: the commanded ones for joints under torque control
@@ -493,8 +499,8 @@ class Robot:
             sel2, qdv = self._values(qd, "qd", partial=True)
             if not np.array_equal(sel, sel2):
                 raise ShapeError("q and qd must name the same joints in the same order")
-        for i, a, b in zip(sel, qv, qdv):
-            p.resetJointState(self.id, int(self._idx[i]), float(a), float(b), physicsClientId=self._client)
+        p.resetJointStatesMultiDof(self.id, self._idx[sel].tolist(), targetValues=[[float(a)] for a in qv],
+                                   targetVelocities=[[float(b)] for b in qdv], physicsClientId=self._client)
         held = [int(i) for i in sel if int(i) in self._pos_target]
         if held:
             k = [int(np.flatnonzero(sel == i)[0]) for i in held]
@@ -547,12 +553,16 @@ class Simulation:
     or ``None`` (a window when a display exists). ``dt``: the physics time step (s).
     ``real_time``: sleep so that simulated time keeps pace with the wall clock (for watching).
     ``duration``: when set, :meth:`step` raises :class:`SimulationDone` once ``t`` reaches it.
-    ``seed``: for ``sim.rng``.
+    ``seed``: for ``sim.rng``. ``sync_rendering``: in the GUI, draw one frame per step
+    (``COV_ENABLE_SINGLE_STEP_RENDERING``) instead of continuously; every PyBullet call is then
+    a quick round trip to the window's thread (measured under Xvfb: a step 2.6 ms instead of
+    25 ms, reading the joint states 0.4 ms instead of 27 ms), but the window only redraws while
+    the simulation steps.
     """
 
     def __init__(self, scene: Scene | str | os.PathLike | Mapping | None = None, gui: bool | None = None,
                  dt: float = 1 / 240, real_time: bool = False, *, duration: float | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, sync_rendering: bool = True):
         dt = float(dt)
         if not (math.isfinite(dt) and 0 < dt <= 1):
             raise SimbenchError(f"dt = {dt!r}; expected a time step in seconds, 0 < dt <= 1")
@@ -578,6 +588,9 @@ class Simulation:
             p.setTimeStep(dt, physicsClientId=self.client)
             if self.gui:
                 self._apply_camera()
+                if sync_rendering:
+                    p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1,
+                                               physicsClientId=self.client)
         except BaseException:
             self.pair.close()
             raise
