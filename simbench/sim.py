@@ -194,8 +194,10 @@ class Mp4Writer:
         cmd = [exe, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
                "-s", f"{w}x{h}", "-r", f"{fps:g}", "-i", "-", "-an", "-vcodec", "libx264",
                "-pix_fmt", "yuv420p", str(self.path)]
-        kwargs = {"process_group": 0} if os.name == "posix" else {}
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+        # its own session: a Ctrl-C in the terminal reaches only Python, which then closes the
+        # pipe so that ffmpeg finishes the file
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, start_new_session=(os.name == "posix"))
 
     def add(self, frame: np.ndarray) -> None:
         img = np.ascontiguousarray(frame[:, :, :3], dtype=np.uint8)
@@ -231,8 +233,6 @@ def open_writer(path: str | os.PathLike, size: tuple[int, int], fps: float) -> G
                          f"expected one of {', '.join(SUPPORTED_RECORDING_FORMATS)}")
 
 
-
-
 # ====================================================================== recordings
 class Recording:
     """Frames of a :class:`Simulation` written every ``1/fps`` s of *simulated* time.
@@ -253,7 +253,12 @@ class Recording:
         self._k = 0                       # index of the next frame
         self._t0 = sim.t
         self.closed = False
-        self.capture()                    # the first frame shows the initial state
+        try:
+            self.capture()                # the first frame shows the initial state
+        except BaseException:
+            self.closed = True
+            self._writer.close()
+            raise
 
     @property
     def frames(self) -> int:

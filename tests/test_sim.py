@@ -237,11 +237,46 @@ def test_gif_writer_survives_an_interrupted_frame(tmp_path):
     assert tuple(np.asarray(im.convert("RGB"))[0, 0]) == (160, 40, 200)
 
 
-@pytest.mark.skipif(ffmpeg_executable() is not None, reason="ffmpeg is installed")
-def test_mp4_without_ffmpeg_says_so(sim, tmp_path):
+def test_mp4_without_ffmpeg_says_so(sim, tmp_path, monkeypatch):
+    monkeypatch.setattr("simbench.sim.ffmpeg_executable", lambda: None)
     with pytest.raises(RecordingError, match="needs ffmpeg.*imageio-ffmpeg.*\\.gif"):
         sim.record(tmp_path / "run.mp4")
     assert not (tmp_path / "run.mp4").exists()
+
+
+FAKE_FFMPEG = """#!{python}
+import json, sys
+args = sys.argv[1:]
+data = sys.stdin.buffer.read()
+with open(args[-1], "w") as f:
+    json.dump({{"args": args, "bytes": len(data)}}, f)
+"""
+
+
+def test_mp4_frames_are_piped_to_ffmpeg(tmp_path, monkeypatch):
+    """With a stand-in ffmpeg on PATH: the raw RGB frames and the size/rate options it gets."""
+    import json
+    import sys
+
+    fake = tmp_path / "bin" / "ffmpeg"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_FFMPEG.format(python=sys.executable))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    assert ffmpeg_executable() == str(fake)
+    path = tmp_path / "run.mp4"
+    with Simulation(KUKA_ONLY, gui=False) as s:
+        rec = s.record(path, fps=10, size=(96, 72))
+        s.advance(0.3)
+    assert rec.frames == 4
+    got = json.loads(path.read_text())
+    assert got["bytes"] == 4 * 96 * 72 * 3
+    args = got["args"]
+    assert args[args.index("-s") + 1] == "96x72" and args[args.index("-r") + 1] == "10"
+    assert args[args.index("-pix_fmt") + 1] == "rgb24"
+    with Simulation(KUKA_ONLY, gui=False) as s:
+        with pytest.raises(RecordingError, match="even width and height"):
+            s.record(tmp_path / "odd.mp4", size=(95, 72))
 
 
 @pytest.mark.skipif(ffmpeg_executable() is None, reason="needs ffmpeg (or imageio-ffmpeg)")

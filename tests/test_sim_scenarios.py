@@ -99,6 +99,7 @@ def test_free_body_flip_against_scipy(tmp_path):
     t_flip = t[k] + (t[k + 1] - t[k]) * w_y[k] / (w_y[k] - w_y[k + 1])
     assert len(v["flips_rk4"]) == 1 and v["flips_rk4"][0] == pytest.approx(t_flip, abs=1e-4)
     assert v["flips_pybullet"][0] == pytest.approx(t_flip, abs=0.05)
+    assert Image.open(v["plot"]).size[0] > 400
 
 
 def test_collision_loop_moves_only_through_free_space(tmp_path):
