@@ -303,20 +303,24 @@ class ClosestPoints:
 
 
 # ---------------------------------------------------------------------- the query kernels
-# Module-level so worker processes run exactly the same code.
+# Module-level so worker processes run exactly the same code. ``rows``: configurations as
+# lists of floats (``Q.tolist()``).
 
 _NAN3 = (math.nan, math.nan, math.nan)
 
 
-def _kernel_distances(core: tuple, qlists: list, max_distance: float) -> list[float]:
+def _kernel_distances(core: tuple, rows: list, max_distance: float) -> list[float]:
     """Flat list of n * n_pairs padded distances (not yet saturated)."""
     client, robot, indices, pairs = core
     reset, gcp = p.resetJointStatesMultiDof, p.getClosestPoints
     out: list[float] = []
     append = out.append
-    for qs in qlists:
-        if indices:
-            reset(robot, indices, qs, physicsClientId=client)
+    cells = [[0.0] for _ in indices]  # reused one-element lists: resetJointStatesMultiDof's format
+    for row in rows:
+        if cells:
+            for cell, x in zip(cells, row):
+                cell[0] = x
+            reset(robot, indices, cells, physicsClientId=client)
         for a, b, la, lb, pad in pairs:
             pts = gcp(a, b, max_distance + pad, la, lb, physicsClientId=client)
             if not pts:
@@ -328,14 +332,17 @@ def _kernel_distances(core: tuple, qlists: list, max_distance: float) -> list[fl
     return out
 
 
-def _kernel_closest(core: tuple, qlists: list, max_distance: float) -> list[tuple]:
+def _kernel_closest(core: tuple, rows: list, max_distance: float) -> list[tuple]:
     """Flat list of (distance, point_a, point_b, normal) per (configuration, pair)."""
     client, robot, indices, pairs = core
     reset, gcp = p.resetJointStatesMultiDof, p.getClosestPoints
     out: list[tuple] = []
-    for qs in qlists:
-        if indices:
-            reset(robot, indices, qs, physicsClientId=client)
+    cells = [[0.0] for _ in indices]  # reused one-element lists: resetJointStatesMultiDof's format
+    for row in rows:
+        if cells:
+            for cell, x in zip(cells, row):
+                cell[0] = x
+            reset(robot, indices, cells, physicsClientId=client)
         for a, b, la, lb, pad in pairs:
             pts = gcp(a, b, max_distance + pad, la, lb, physicsClientId=client)
             if not pts:
@@ -346,14 +353,17 @@ def _kernel_closest(core: tuple, qlists: list, max_distance: float) -> list[tupl
     return out
 
 
-def _kernel_collision(core: tuple, qlists: list, margin: float) -> list[bool]:
+def _kernel_collision(core: tuple, rows: list, margin: float) -> list[bool]:
     """Per configuration: is any pair closer than ``margin`` (early exit)."""
     client, robot, indices, pairs = core
     reset, gcp = p.resetJointStatesMultiDof, p.getClosestPoints
     out = []
-    for qs in qlists:
-        if indices:
-            reset(robot, indices, qs, physicsClientId=client)
+    cells = [[0.0] for _ in indices]  # reused one-element lists: resetJointStatesMultiDof's format
+    for row in rows:
+        if cells:
+            for cell, x in zip(cells, row):
+                cell[0] = x
+            reset(robot, indices, cells, physicsClientId=client)
         hit = False
         for a, b, la, lb, pad in pairs:
             pts = gcp(a, b, margin + pad, la, lb, physicsClientId=client)
@@ -551,7 +561,7 @@ class CollisionDetector:
             from .collision_workers import run_parallel
 
             return run_parallel(self, kind, flat, float(arg), workers), batch, n
-        return KERNELS[kind](self._core, flat[:, :, None].tolist(), float(arg)), batch, n
+        return KERNELS[kind](self._core, flat.tolist(), float(arg)), batch, n
 
     # ------------------------------------------------------------------ queries
     def compute_distances(self, q: Any, max_distance: float = 1.0, *, workers: int | None = None) -> np.ndarray:
@@ -567,7 +577,7 @@ class CollisionDetector:
             ql = q.tolist()  # fast path for one configuration: same kernel, lighter checks
             total = sum(ql)
             if total - total == 0.0:  # all finite
-                out = np.array(_kernel_distances(self._core, [[[x] for x in ql]], md))
+                out = np.array(_kernel_distances(self._core, [ql], md))
                 return np.minimum(out, md, out=out)
         flat, batch, n = self._run("distances", q, md, workers)
         out = np.asarray(flat, dtype=float).reshape(*batch, len(self.pairs))
@@ -624,7 +634,7 @@ class CollisionDetector:
             ql = q.tolist()
             total = sum(ql)
             if total - total == 0.0:
-                return _kernel_collision(self._core, [[[x] for x in ql]], mg)[0]
+                return _kernel_collision(self._core, [ql], mg)[0]
         flat, batch, n = self._run("collision", q, mg, workers)
         if not batch:
             return bool(flat[0])

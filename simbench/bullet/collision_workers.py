@@ -91,7 +91,7 @@ def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple
             if tag == "sync":
                 _apply_snapshot(client, payload)
                 continue
-            res = KERNELS[kind](core, payload[:, :, None].tolist(), arg)
+            res = KERNELS[kind](core, payload.tolist(), arg)
             conn.send(("result", ci, res))
         except BaseException:
             conn.send(("error", ci, traceback.format_exc()))
@@ -254,7 +254,7 @@ def run_parallel(detector: Any, kind: str, flat: np.ndarray, arg: float, workers
                 ci = state["next"]
                 state["next"] += 1
                 s = starts[ci]
-                results[ci] = KERNELS[kind](detector._core, flat[s:s + size, :, None].tolist(), arg)
+                results[ci] = KERNELS[kind](detector._core, flat[s:s + size].tolist(), arg)
                 continue
             pending = [h.conn for h in helpers if h.inflight]
             if not pending:
