@@ -175,9 +175,12 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
             result.reason = done.reason
         except KeyboardInterrupt:
             result.reason = "interrupted"
-        except Exception as exc:  # the script's own bug: show where it is
-            result.reason, result.error = "error", exc
-            traceback.print_exc(file=stream)
+        except Exception as exc:
+            if sim.gui and not _connected(sim):  # the user closed the window mid-call
+                result.reason = "window closed"
+            else:  # the script's own bug: show where it is
+                result.reason, result.error = "error", exc
+                traceback.print_exc(file=stream)
         if result.reason == "finished" and sim._stop == "interrupted":
             result.reason = "interrupted"  # main saw sim.running go False and returned
     finally:

@@ -554,7 +554,8 @@ class Simulation:
     simulated time, the robot, recordings and the collision detector.
 
     ``scene``: a :class:`~simbench.bullet.scene.Scene`, a TOML path, a dict in the scene-file
-    layout, or ``None`` for the bundled KUKA-among-cubes scene. ``gui``: ``True``, ``False``
+    layout (relative URDF paths are taken from the current directory), or ``None`` for the
+    bundled KUKA-among-cubes scene. ``gui``: ``True``, ``False``
     or ``None`` (a window when a display exists). ``dt``: the physics time step (s).
     ``real_time``: sleep so that simulated time keeps pace with the wall clock (for watching).
     ``duration``: when set, :meth:`step` raises :class:`SimulationDone` once ``t`` reaches it.
