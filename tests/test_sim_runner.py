@@ -195,3 +195,32 @@ def test_scenario_in_a_real_gui_under_xvfb(tmp_path):
     assert im.n_frames == 1 + 2
     im.seek(im.n_frames - 1)
     assert np.asarray(im.convert("RGB"), dtype=float).std() > 5
+
+
+def test_sigterm_stops_like_ctrl_c(tmp_path):
+    script = write(tmp_path, """
+        import signal
+        def main(sim):
+            sim.step(5)
+            signal.raise_signal(signal.SIGTERM)
+            while sim.running:
+                sim.step()
+        """)
+    res = run_script(script, gui=False, stream=io.StringIO())
+    assert res.reason == "interrupted" and res.exit_code == 130 and res.steps == 5
+
+
+def test_progress_lines_and_real_time(tmp_path):
+    from simbench.runner import _progress_printer
+    from simbench.sim import Simulation
+
+    stream = io.StringIO()
+    with Simulation(gui=False, dt=0.01, duration=1.0, real_time=True) as sim:
+        sim.add_step_callback(_progress_printer("x.py", stream, time.perf_counter(), every=0.1))
+        t0 = time.perf_counter()
+        sim.advance(0.3)
+        wall = time.perf_counter() - t0
+    assert wall >= 0.28  # real time: 0.3 s simulated take at least ~0.3 s
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= 2 and all(line.startswith("simbench run: x.py: t = ") for line in lines)
+    assert "/ 1 s" in lines[-1] and "real time" in lines[-1]
