@@ -62,8 +62,17 @@ def _apply_snapshot(client: int, snap: list[tuple]) -> None:
                 p.resetJointStatesMultiDof(bid, list(idx), [[v] for v in values], physicsClientId=client)
 
 
-def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple) -> None:
-    """Loop of one helper process: load the scene, then answer chunks until told to stop."""
+def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple,
+                 inherited: tuple[int, ...] = ()) -> None:
+    """Loop of one helper process: load the scene, then answer chunks until told to stop.
+
+    ``inherited``: the caller's pipe ends that a forked child inherits; closing them lets the
+    helper see end-of-file (and exit) if the caller dies."""
+    for fd in inherited:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     try:
         import pybullet as p
 
@@ -124,7 +133,11 @@ def start_method() -> str:
 class _Helper:
     def __init__(self, ctx: Any, args: tuple):
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_helper_main, args=(child,) + args, daemon=True)
+        inherited: tuple[int, ...] = ()
+        _parent_ends.add(self.conn)
+        if ctx.get_start_method() == "fork":
+            inherited = tuple(c.fileno() for c in list(_parent_ends) if not c.closed)
+        self.proc = ctx.Process(target=_helper_main, args=(child,) + args + (inherited,), daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
@@ -181,11 +194,13 @@ class WorkerPool:
                 h.proc.terminate()
                 h.proc.join(timeout=1)
             h.conn.close()
+            _parent_ends.discard(h.conn)
         self.helpers = []
         _live.discard(self)
 
 
 _live: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()
+_parent_ends: "weakref.WeakSet[Any]" = weakref.WeakSet()  # our ends of all helper pipes
 
 
 @atexit.register
