@@ -339,8 +339,10 @@ class Robot:
         self._torque = np.zeros(self.dof, dtype=bool)   # joints under torque control
         self._tau = np.zeros(self.dof)
         self._modes = ["velocity"] * self.dof           # PyBullet's default motors
-        self._pos_target: dict[int, float] = {}
-        self.initial_q = self.q
+        self._pos_target: dict[int, tuple[float, dict]] = {}  # joint -> (force, gains)
+        spec_joints = body.spec.joints if body.spec is not None else {}
+        #: the configuration the scene loads (its ``joints`` table, 0 elsewhere); ``reset()`` target
+        self.initial_q = np.array([float(spec_joints.get(n, 0.0)) for n in self.joint_names])
 
     # ------------------------------------------------------------------ state
     @property
@@ -428,8 +430,8 @@ class Robot:
         velocity targets ``qd`` for PyBullet's joint motors.
 
         A mapping by joint name commands only those joints. ``kp``/``kd`` are PyBullet's
-        ``positionGain``/``velocityGain`` (its motor minimises
-        ``kp (q* - q) + kd (qd* - qd)``, defaults 0.1 and 1.0); ``forces`` are the motor force
+        ``positionGain``/``velocityGain`` (its motor drives ``kp (q* - q) + kd (qd* - qd)`` to
+        zero within the force limit; defaults 0.1 and 1.0); ``forces`` are the motor force
         limits (default :attr:`max_forces`). Joints under torque control switch back to motors.
         """
         if q is None and qd is None:
@@ -458,10 +460,11 @@ class Robot:
         p.setJointMotorControlArray(self.id, self._idx[sel].tolist(), mode, physicsClientId=self._client,
                                     **kwargs)
         self._torque[sel] = False
+        gains = {key: kwargs[key] for key in ("positionGains", "velocityGains") if key in kwargs}
         for k, i in enumerate(sel):
             self._modes[i] = label
-            if qv is not None:
-                self._pos_target[int(i)] = float(qv[k])
+            if qv is not None:  # remembered so that reset() can move the target along
+                self._pos_target[int(i)] = (float(f[k]), {key[:-1]: val[k] for key, val in gains.items()})
             else:
                 self._pos_target.pop(int(i), None)
 
@@ -506,14 +509,12 @@ class Robot:
                 raise ShapeError("q and qd must name the same joints in the same order")
         p.resetJointStatesMultiDof(self.id, self._idx[sel].tolist(), targetValues=[[float(a)] for a in qv],
                                    targetVelocities=[[float(b)] for b in qdv], physicsClientId=self._client)
-        held = [int(i) for i in sel if int(i) in self._pos_target]
-        if held:
-            k = [int(np.flatnonzero(sel == i)[0]) for i in held]
-            p.setJointMotorControlArray(self.id, self._idx[held].tolist(), p.POSITION_CONTROL,
-                                        targetPositions=qv[k].tolist(), targetVelocities=qdv[k].tolist(),
-                                        forces=self.max_forces[held].tolist(), physicsClientId=self._client)
-            for i, j in zip(held, k):
-                self._pos_target[i] = float(qv[j])
+        for k, i in enumerate(sel):
+            if int(i) in self._pos_target:
+                force, gains = self._pos_target[int(i)]
+                p.setJointMotorControl2(self.id, int(self._idx[i]), p.POSITION_CONTROL, targetPosition=float(qv[k]),
+                                        targetVelocity=float(qdv[k]), force=force, physicsClientId=self._client,
+                                        **gains)
 
     def change_dynamics(self, links: str | Sequence[str] | None = None, **kwargs: Any) -> None:
         """``p.changeDynamics(**kwargs)`` for the named link(s), default every link (base

@@ -118,6 +118,20 @@ def test_position_and_velocity_control():
         assert r.modes["lbr_iiwa_joint_1"] == "velocity"
 
 
+def test_reset_moves_position_targets_along():
+    with Simulation(KUKA_ONLY, gui=False) as s:
+        r = s.robot
+        r.set_joint_targets({"lbr_iiwa_joint_2": 0.5}, kp=0.3, kd=1.0)
+        s.advance(1.0)
+        assert r.q[1] == pytest.approx(0.5, abs=1e-3)
+        r.reset({"lbr_iiwa_joint_2": -0.3})
+        s.advance(0.5)
+        assert r.q[1] == pytest.approx(-0.3, abs=1e-3)  # held at the reset value, not pulled back
+        assert r.modes["lbr_iiwa_joint_2"] == "position"
+        r.reset()
+        np.testing.assert_allclose(r.q, 0.0, atol=1e-12)
+
+
 def test_torque_mode_equals_raw_pybullet():
     """Torque control must be exactly: motors off with force 0, torques re-applied every step."""
     tau = np.array([2.0, -5.0, 1.0, 3.0, -0.5, 0.2, 0.05])
