@@ -573,6 +573,8 @@ class Simulation:
         dt = float(dt)
         if not (math.isfinite(dt) and 0 < dt <= 1):
             raise SimbenchError(f"dt = {dt!r}; expected a time step in seconds, 0 < dt <= 1")
+        if duration is not None and not (math.isfinite(float(duration)) and float(duration) > 0):
+            raise SimbenchError(f"duration = {duration!r}; expected a positive number of seconds or None")
         if isinstance(scene, Mapping):
             scene = Scene.from_dict(scene)
         self.dt, self.real_time = dt, bool(real_time)

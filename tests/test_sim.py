@@ -183,6 +183,8 @@ def test_bad_inputs_name_the_joints(sim):
         r.change_dynamics("lbr_iiwa_link7", linearDamping=0.0)
     with pytest.raises(simbench.SimbenchError, match="dt"):
         Simulation(KUKA_ONLY, gui=False, dt=0)
+    with pytest.raises(simbench.SimbenchError, match="duration = -1"):
+        Simulation(KUKA_ONLY, gui=False, duration=-1)
     with pytest.raises(RecordingError, match=r"unknown extension '\.avi'"):
         sim.record("x.avi")
 
