@@ -190,9 +190,11 @@ def _symbolic(model: RobotModel, max_dof: int, want_c: bool, notes: list[str]) -
     compiled = None
     if want_c:
         t = time.perf_counter()
+        opt = "-O2" if model.dof <= 4 else "-O0"  # gcc -O2 needs ~40 s on a 7-DOF arm's code
         try:
-            compiled = eom.compile()
-            rows.append(_row(model.name, "derivation", "C codegen + cc -O2", "once", 1,
+            compiled = eom.compile(opt=opt)
+            compiled.label = f"symbolic C {opt} (ctypes)"
+            rows.append(_row(model.name, "derivation", f"C codegen + cc {opt}", "once", 1,
                              time.perf_counter() - t, "s"))
         except SimbenchError as exc:
             notes.append(f"{model.name}: generated C not timed ({str(exc).splitlines()[0]})")
@@ -233,12 +235,18 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
             pin_ref = _Pinocchio(model)
         except (ImportError, SimbenchError) as exc:
             notes.append(f"{name}: Pinocchio reference unavailable ({exc})")
-    pyb = None if "pybullet" in skip else _PyBullet(model)
+    external = None if "bench_dynamics" in skip else _dynamics_rows(name, spec, n, single, rounds, notes)
+    numeric = external is None  # time our numeric dynamics here only if bench_dynamics did not
+    if external:
+        rows += external
+    pyb = None if ("pybullet" in skip or not numeric) else _PyBullet(model)
     try:
         for quantity in QUANTITIES:
             methods: dict[str, tuple[str, int, Callable[[], float]]] = {}
 
             def add(method: str, mode: str, fn: Callable[[], float], count: int) -> None:
+                if not numeric and method.startswith(("simbench", "pybullet")):
+                    return  # measured by simbench.bench_dynamics already
                 methods[method] = (mode, count, fn)
 
             if quantity == "inverse_dynamics":
@@ -258,9 +266,9 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                                                              [(q, qd, qdd) for q, qd, qdd, _ in S]), single)
                     add("symbolic lambdify batched", "batch", _batch(lam.inverse_dynamics, (Q, QD, QDD), n), n)
                 if compiled is not None:
-                    add("symbolic C (ctypes)", "single", _loop(compiled.inverse_dynamics,
+                    add(compiled.label, "single", _loop(compiled.inverse_dynamics,
                                                                [(q, qd, qdd) for q, qd, qdd, _ in S]), single)
-                    add("symbolic C (ctypes) batched", "batch", _batch(compiled.inverse_dynamics, (Q, QD, QDD), n), n)
+                    add(compiled.label + " batched", "batch", _batch(compiled.inverse_dynamics, (Q, QD, QDD), n), n)
                 if pyb is not None:
                     L = [(pyb.body, q.tolist(), qd.tolist(), qdd.tolist()) for q, qd, qdd, _ in S]
                     cid = pyb.client
@@ -278,8 +286,8 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                     add("symbolic lambdify", "single", _loop(lam.mass_matrix, [(s[0],) for s in S]), single)
                     add("symbolic lambdify batched", "batch", _batch(lam.mass_matrix, (Q,), n), n)
                 if compiled is not None:
-                    add("symbolic C (ctypes)", "single", _loop(compiled.mass_matrix, [(s[0],) for s in S]), single)
-                    add("symbolic C (ctypes) batched", "batch", _batch(compiled.mass_matrix, (Q,), n), n)
+                    add(compiled.label, "single", _loop(compiled.mass_matrix, [(s[0],) for s in S]), single)
+                    add(compiled.label + " batched", "batch", _batch(compiled.mass_matrix, (Q,), n), n)
                 if pyb is not None:
                     cid = pyb.client
                     L = [(pyb.body, s[0].tolist()) for s in S]
@@ -303,37 +311,76 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
             med = _median_rounds({k: v[2] for k, v in methods.items()}, rounds)
             ref = REFERENCE[quantity]
             for method, (mode, count, _) in methods.items():
+                if method == ref and not numeric:
+                    continue  # bench_dynamics reports Pinocchio; this one is the symbolic rows' reference
                 ratio = med[method] / med[ref] if ref in med else None
                 note = f"median of {rounds} rounds, {count} {'configurations' if mode == 'batch' else 'calls'}"
+                if not numeric and ratio is not None:
+                    note += f"; ratio to {ref} timed alongside ({med[ref]:.3g} us)"
                 rows.append(_row(name, quantity, method, mode, count, med[method], "us/call", ratio, note))
     finally:
         if pyb is not None:
             pyb.close()
+    order = {q: i for i, q in enumerate(("derivation",) + QUANTITIES)}
+    rows.sort(key=lambda r: order.get(r["quantity"], 99))  # stable: insertion order within a quantity
     return rows
 
 
 # ---------------------------------------------------------------------- dynamics rows from bench_dynamics
-def _dynamics_rows_from_module(robots: dict[str, str], n: int, notes: list[str]) -> list[dict] | None:
-    """Rows of :func:`simbench.bench_dynamics.run_benchmark`, normalised, or None if absent."""
+#: bench_dynamics case -> (quantity, our method name, mode, pinocchio name, pybullet name)
+_CASES = {
+    "inverse_dynamics batched": ("inverse_dynamics", "simbench RNEA batched", "batch",
+                                 "pinocchio rnea (loop over the batch)", "pybullet calculateInverseDynamics (loop)"),
+    "inverse_dynamics single call": ("inverse_dynamics", "simbench RNEA", "single",
+                                     "pinocchio rnea (single call)", "pybullet calculateInverseDynamics (single call)"),
+    "mass_matrix batched": ("mass_matrix", "simbench CRBA batched", "batch",
+                            "pinocchio crba (loop over the batch)", "pybullet calculateMassMatrix (loop)"),
+    "mass_matrix single call": ("mass_matrix", "simbench CRBA", "single", "pinocchio crba (single call)", None),
+    "forward_dynamics batched": ("forward_dynamics", "simbench forward dynamics batched", "batch",
+                                 "pinocchio aba (loop over the batch)", None),
+    "forward_dynamics single call": ("forward_dynamics", "simbench forward dynamics", "single",
+                                     "pinocchio aba (single call)", None),
+    "lagrangian inverse_dynamics single call": ("inverse_dynamics", "simbench Lagrangian", "single", None, None),
+    "lagrangian inverse_dynamics batched": ("inverse_dynamics", "simbench Lagrangian batched", "batch", None, None),
+}
+
+
+def _dynamics_rows(name: str, spec: str, n: int, single: int, rounds: int,
+                   notes: list[str]) -> list[dict] | None:
+    """Our numeric rows from :func:`simbench.bench_dynamics.run_benchmark` (None if that
+    module is missing or refuses the robot)."""
     try:
-        from . import bench_dynamics  # type: ignore[attr-defined]
+        from . import bench_dynamics
     except ImportError:
         return None
     try:
-        raw = bench_dynamics.run_benchmark(robots=list(robots.values()), n=n)
-    except TypeError:
-        raw = bench_dynamics.run_benchmark(robots=list(robots), n=n)
-    rows = []
-    back = {v: k for k, v in robots.items()}
+        raw = bench_dynamics.run_benchmark(robots=[spec], n=n, repeats=rounds, single_calls=single)
+    except Exception as exc:  # e.g. a joint order Pinocchio does not share: time it here instead
+        notes.append(f"{name}: simbench.bench_dynamics failed ({exc}); numeric rows timed by simbench.bench")
+        return None
+    pin_us = {}
     for r in raw:
-        robot = back.get(r.get("robot"), r.get("robot", "?"))
-        value = r.get("value", r.get("us", r.get("us_per_call")))
-        rows.append(_row(str(robot), str(r.get("quantity", r.get("name", "?"))),
-                         str(r.get("method", r.get("name", "?"))), str(r.get("mode", "")),
-                         int(r.get("n", 1) or 1), float(value) if value is not None else float("nan"),
-                         str(r.get("unit", "us/call")), r.get("ratio_to_pinocchio", r.get("ratio")),
-                         str(r.get("note", ""))))
-    notes.append("numeric dynamics rows from simbench.bench_dynamics.run_benchmark")
+        case = _CASES.get(r["case"])
+        if case and case[3] and "pinocchio_us" in r:
+            pin_us[(case[0], case[2])] = r["pinocchio_us"]
+    rows = []
+    for r in raw:
+        case = _CASES.get(r["case"])
+        if case is None:
+            continue
+        quantity, ours, mode, pin_name, pb_name = case
+        ref = pin_us.get((quantity, mode))
+        note = f"simbench.bench_dynamics, median of {rounds} rounds, n = {r['n']}"
+        rows.append(_row(name, quantity, ours, mode, r["n"], r["ours_us"], "us/call",
+                         r["ours_us"] / ref if ref else None, note))
+        if pin_name and "pinocchio_us" in r:
+            rows.append(_row(name, quantity, pin_name, "loop" if mode == "batch" else "single", r["n"],
+                             r["pinocchio_us"], "us/call", 1.0, note))
+        if pb_name and "pybullet_us" in r:
+            rows.append(_row(name, quantity, pb_name, "loop" if mode == "batch" else "single", r["n"],
+                             r["pybullet_us"], "us/call", r["pybullet_us"] / ref if ref else None, note))
+    order = {q: i for i, q in enumerate(QUANTITIES)}
+    rows.sort(key=lambda r: order.get(r["quantity"], 99))  # stable: keeps bench_dynamics' order inside
     return rows
 
 
@@ -365,13 +412,14 @@ def _collision_rows(quick: bool, notes: list[str]) -> list[dict]:
 
 # ---------------------------------------------------------------------- public entry points
 def run_benchmark(robots: Sequence[str] | None = None, *, n: int = 10_000, single: int = 500,
-                  rounds: int = 7, quick: bool = False, symbolic_max_dof: int = 3,
+                  rounds: int = 7, quick: bool = False, symbolic_max_dof: int = 7,
                   want_c: bool = True, collision: bool = True, skip: Sequence[str] = (),
                   json_path: str | os.PathLike | None = None) -> dict[str, Any]:
     """Run everything; returns ``{"machine", "versions", "settings", "rows", "notes"}``
     (and writes it as JSON to ``json_path``)."""
     if quick:
         n, single, rounds = min(n, 2000), min(single, 100), min(rounds, 3)
+        symbolic_max_dof = min(symbolic_max_dof, 3)
     chosen = _resolve_robots(robots)
     notes: list[str] = []
     rows: list[dict] = []
@@ -429,12 +477,12 @@ def format_table(result: dict[str, Any]) -> str:
     for robot in robots:
         rows = [r for r in result["rows"] if r["robot"] == robot]
         lines.append(f"== {robot}")
-        lines.append(f"  {'quantity':<18} {'method':<36} {'mode':<7} {'value':>12} {'unit':<10} {'x pin':>7}")
+        lines.append(f"  {'quantity':<18} {'method':<48} {'mode':<7} {'value':>10} {'unit':<8} {'x pin':>7}")
         for r in rows:
             val = r["value"]
             text = (f"{val:,.0f}" if abs(val) >= 10_000 else f"{val:.3g}" if abs(val) < 1 else f"{val:.2f}")
             ratio = "" if r["ratio_to_pinocchio"] is None else f"{r['ratio_to_pinocchio']:.2f}"
-            lines.append(f"  {r['quantity']:<18} {r['method']:<36} {r['mode']:<7} {text:>12} {r['unit']:<10} {ratio:>7}")
+            lines.append(f"  {r['quantity']:<18} {r['method']:<48} {r['mode']:<7} {text:>10} {r['unit']:<8} {ratio:>7}")
         lines.append("")
     if any(r["robot"] == "mobile_manipulator" for r in result["rows"]):
         lines.append("post 004 (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
@@ -453,8 +501,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="small batches and few rounds (a smoke run, about a minute)")
     parser.add_argument("--n", type=int, default=10_000, help="batch size (default 10000)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per median (default 7)")
-    parser.add_argument("--symbolic-max-dof", type=int, default=3,
-                        help="derive the sympy model only up to this many DOF (default 3; 7 takes minutes)")
+    parser.add_argument("--symbolic-max-dof", type=int, default=7,
+                        help="derive the sympy model only up to this many DOF (default 7: about 20 s for "
+                             "the iiwa; --quick uses 3)")
     parser.add_argument("--no-c", action="store_true", help="skip compiling the generated C code")
     parser.add_argument("--no-collision", action="store_true", help="skip the collision query figures")
 

@@ -166,6 +166,13 @@ class SymbolicDynamics:
     parameters: dict = field(default_factory=dict)
     parameter_info: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
+    dM: list = field(default_factory=list, repr=False)  # dM[k] = dM/dq_k (n x n)
+    _program_cache: Any = field(default=None, repr=False, compare=False)
+
+    def _program(self) -> "_Program":
+        if self._program_cache is None:
+            self._program_cache = _Program(self)
+        return self._program_cache
 
     @property
     def dof(self) -> int:
@@ -190,7 +197,7 @@ class SymbolicDynamics:
         f = lambda e: e.xreplace(subs)  # noqa: E731
         return SymbolicDynamics(self.model_name, self.joint_names, self.q, self.qd, self.qdd,
                                 self.M.applyfunc(f), self.C.applyfunc(f), self.g.applyfunc(f),
-                                {}, {}, dict(self.timings))
+                                {}, {}, dict(self.timings), dM=[D.applyfunc(f) for D in self.dM])
 
     def _parameter_values(self, values: Mapping[Any, float] | None) -> dict:
         subs = {s: sp.Float(v) for s, v in self.parameters.items()}
@@ -247,9 +254,11 @@ class SymbolicDynamics:
         return path
 
     def compile(self, path: str | os.PathLike | None = None, *, cc: str | None = None,
-                values: Mapping[Any, float] | None = None) -> "CompiledDynamics":
+                opt: str = "-O2", values: Mapping[Any, float] | None = None) -> "CompiledDynamics":
         """Write the C source, build a shared library with the system C compiler and
-        load it with ctypes. ``path``: where the .c file goes (a temporary folder by default)."""
+        load it with ctypes. ``path``: where the .c file goes (a temporary folder by default).
+        ``opt``: the optimisation flag (``-O2`` takes about 40 s for a 7-DOF arm, ``-O0`` 1 s
+        for code about 1.3x slower)."""
         compiler = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
         if not compiler:
             raise SimbenchError("no C compiler found (looked for $CC, cc, gcc)")
@@ -259,7 +268,7 @@ class SymbolicDynamics:
         prefix = _ident(path.stem)
         self.to_c(path, prefix=prefix, values=values)
         lib = path.with_suffix(".so")
-        cmd = [compiler, "-std=c99", "-O2", "-shared", "-fPIC", "-o", str(lib), str(path), "-lm"]
+        cmd = [compiler, "-std=c99", opt, "-shared", "-fPIC", "-o", str(lib), str(path), "-lm"]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise SimbenchError(f"compiling {path} failed ({' '.join(cmd)}):\n{res.stderr}")
@@ -274,10 +283,11 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     merged into the body they hang from; branches of fixed links are fine, branches of
     movable joints are refused), at most ``max_dof`` degrees of freedom.
 
-    The derivation runs on polynomials in ``s_i = sin q_i``, ``c_i = cos q_i`` (and the
-    prismatic ``q_i``); derivatives use ``d/dq_i = c_i d/ds_i - s_i d/dc_i``.
+    The derivation runs on sparse polynomials (sympy ``ring``) in ``s_i = sin q_i``,
+    ``c_i = cos q_i`` (and the prismatic ``q_i``); derivatives use
+    ``d/dq_i = c_i d/ds_i - s_i d/dc_i``.
     ``simplify``: ``True`` reduces every intermediate result modulo ``s_i^2 + c_i^2 = 1``
-    (a canonical form, cheap: about a second for 3 DOF) and drops float round-off terms
+    (a canonical form, cheap: well under a second for 3 DOF) and drops float round-off terms
     (coefficients below 1e-13 of the largest in the same entry); ``"trig"`` also runs
     sympy's ``trigsimp`` on the final entries (angle sums such as ``cos(q1 + q2)``; slow
     beyond 3 DOF); ``False`` only expands.
@@ -288,6 +298,9 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     symbol, the zeros stay exact zeros. Their values are in ``.parameters``.
     ``gravity``: the gravity vector in the root frame.
     """
+    from sympy.polys.domains import RR
+    from sympy.polys.rings import ring as make_ring
+
     if simplify not in (True, False, "trig"):
         raise SimbenchError(f"simplify must be True, False or 'trig', got {simplify!r}")
     t0 = time.perf_counter()
@@ -299,11 +312,14 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     q = sp.Matrix(sp.symbols(f"q1:{n + 1}", real=True))
     qd = sp.Matrix(sp.symbols(f"qd1:{n + 1}", real=True))
     qdd = sp.Matrix(sp.symbols(f"qdd1:{n + 1}", real=True))
+    revolute = [model.joint_type_code[b["joint"]] != PRISMATIC for b in bodies]
+
+    # ---- parameters: numbers, or symbols for the non-zero ones
     params: dict = {}
     info: dict = {}
 
-    def param(name: str, value: float, what: str) -> "sp.Expr":
-        v = _num(value)
+    def param(name: str, value: float, what: str) -> Any:
+        v = _clean(value)
         if not symbolic_parameters or v == 0:
             return v
         s = sp.Symbol(name, real=True)
@@ -315,144 +331,207 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
         gsym = sp.Symbol("g", positive=True)
         gnorm = float(np.linalg.norm(gvec))
         params[gsym], info[gsym] = gnorm, "gravity magnitude"
-        gravity_expr = sp.Matrix([_num(x / gnorm) for x in gvec]) * gsym
+        grav = [(_clean(x / gnorm), gsym) for x in gvec]
     else:
-        gravity_expr = sp.Matrix([_num(x) for x in gvec])
-
-    # polynomial variables: s_i, c_i for revolute joints, q_i itself for prismatic ones
-    revolute = [model.joint_type_code[b["joint"]] != PRISMATIC for b in bodies]
-    S = {i: sp.Symbol(f"_s{i + 1}", real=True) for i in range(n) if revolute[i]}
-    Cs = {i: sp.Symbol(f"_c{i + 1}", real=True) for i in range(n) if revolute[i]}
-    red = _Reducer(S, Cs, simplify is not False)
-
-    def ddq(e: "sp.Expr", i: int) -> "sp.Expr":
-        if revolute[i]:
-            return red(Cs[i] * sp.diff(e, S[i]) - S[i] * sp.diff(e, Cs[i]))
-        return red(sp.diff(e, q[i]))
-
-    # ---- forward kinematics of every body
-    R_w = sp.eye(3)
-    p_w = sp.zeros(3, 1)
-    axes_w, origins_w = [], []
-    com_w, R_body, mass, inertia = [], [], [], []
-    for i, b in enumerate(bodies):
+        grav = [(_clean(x), None) for x in gvec]
+    spec = []
+    for b in bodies:
         j = b["joint"]
         jname, lname = _ident(model.joint_all_names[j]), _ident(model.link_names[b["link"]])
+        what = f"body {model.link_names[b['link']]!r}"
         Tf = b["T_fixed"]
-        Rf = sp.Matrix(3, 3, [_num(x) for x in Tf[:3, :3].ravel()])
-        pf = sp.Matrix([param(f"p{a}_{jname}", Tf[k, 3], f"offset {a} of joint {model.joint_all_names[j]!r}")
-                        for k, a in enumerate("xyz")])
-        axis = sp.Matrix([_num(x) for x in model.joint_axis[j]])
-        p_joint = (p_w + R_w * pf).applyfunc(red)
-        R_joint = (R_w * Rf).applyfunc(red)
-        z = (R_joint * axis).applyfunc(red)
+        I = {}
+        for (r, c_), nm in {(0, 0): "xx", (1, 1): "yy", (2, 2): "zz", (0, 1): "xy", (0, 2): "xz",
+                            (1, 2): "yz"}.items():
+            I[r, c_] = I[c_, r] = param(f"I{nm}_{lname}", b["inertia"][r, c_],
+                                        f"inertia {nm} of {what} about its COM")
+        spec.append(dict(
+            R=[[_clean(x) for x in row] for row in Tf[:3, :3]],
+            p=[param(f"p{a}_{jname}", Tf[k, 3], f"offset {a} of joint {model.joint_all_names[j]!r}")
+               for k, a in enumerate("xyz")],
+            axis=[_clean(x) for x in model.joint_axis[j]],
+            m=param(f"m_{lname}", b["mass"], f"mass of {what}"),
+            c=[param(f"c{a}_{lname}", b["com"][k], f"centre of mass {a} of {what}") for k, a in enumerate("xyz")],
+            I=[[I[r, c_] for c_ in range(3)] for r in range(3)]))
+
+    # ---- the polynomial ring: s_i, c_i (revolute), q_i (prismatic), parameters, q'
+    S_sym = {i: sp.Symbol(f"_s{i + 1}") for i in range(n) if revolute[i]}
+    C_sym = {i: sp.Symbol(f"_c{i + 1}") for i in range(n) if revolute[i]}
+    Q_sym = {i: q[i] for i in range(n) if not revolute[i]}
+    psyms = list(params)
+    gens = list(S_sym.values()) + list(C_sym.values()) + list(Q_sym.values()) + psyms + list(qd)
+    R, *G = make_ring(gens, RR, order="lex")
+    gen_of = dict(zip(gens, G))
+    s_of = {i: gen_of[S_sym[i]] for i in S_sym}
+    c_of = {i: gen_of[C_sym[i]] for i in C_sym}
+    nS = len(S_sym)
+    red = _RingReducer(R, nS, simplify is not False)
+
+    def el(x: Any) -> Any:
+        if isinstance(x, sp.Symbol):
+            return gen_of[x]
+        return R(x)
+
+    def mat(A: list) -> list:
+        return [[el(x) for x in row] for row in A]
+
+    def mul(A: list, B: list) -> list:
+        return [[red(sum((A[i][k] * B[k][j] for k in range(len(B))), R.zero)) for j in range(len(B[0]))]
+                for i in range(len(A))]
+
+    def cross(a: list, b: list) -> list:
+        return [red(a[1] * b[2] - a[2] * b[1]), red(a[2] * b[0] - a[0] * b[2]), red(a[0] * b[1] - a[1] * b[0])]
+
+    def col(v: list) -> list:
+        return [[x] for x in v]
+
+    def ddq(e: Any, i: int) -> Any:
         if revolute[i]:
-            K = _skew(axis)
-            Rq = sp.eye(3) + S[i] * K + (1 - Cs[i]) * K * K  # Rodrigues, exact for a unit axis
-            R_w, p_w = (R_joint * Rq).applyfunc(red), p_joint
+            return red(c_of[i] * e.diff(s_of[i]) - s_of[i] * e.diff(c_of[i]))
+        return red(e.diff(gen_of[Q_sym[i]]))
+
+    # ---- forward kinematics of every body
+    Rw = [[R(1 if r == c_ else 0) for c_ in range(3)] for r in range(3)]
+    pw = [R.zero] * 3
+    axes_w, origins_w, com_w, R_body = [], [], [], []
+    for i, b in enumerate(spec):
+        pf = [el(x) for x in b["p"]]
+        p_joint = [red(pw[r] + sum((Rw[r][k] * pf[k] for k in range(3)), R.zero)) for r in range(3)]
+        R_joint = mul(Rw, mat(b["R"]))
+        a = b["axis"]
+        z = [red(sum((R_joint[r][k] * R(a[k]) for k in range(3)), R.zero)) for r in range(3)]
+        if revolute[i]:
+            s, c = s_of[i], c_of[i]
+            K = [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
+            K2 = [[sum(K[r][k] * K[k][c_] for k in range(3)) for c_ in range(3)] for r in range(3)]
+            Rq = [[R(1 if r == c_ else 0) + s * R(K[r][c_]) + (R(1) - c) * R(K2[r][c_]) for c_ in range(3)]
+                  for r in range(3)]  # Rodrigues, exact for a unit axis
+            Rw, pw = mul(R_joint, Rq), p_joint
         else:
-            R_w, p_w = R_joint, (p_joint + z * q[i]).applyfunc(red)
+            qi = gen_of[Q_sym[i]]
+            Rw, pw = R_joint, [red(p_joint[r] + z[r] * qi) for r in range(3)]
         axes_w.append(z)
         origins_w.append(p_joint)
-        what = f"body {model.link_names[b['link']]!r}"
-        m = param(f"m_{lname}", b["mass"], f"mass of {what}")
-        c = sp.Matrix([param(f"c{a}_{lname}", b["com"][k], f"centre of mass {a} of {what}")
-                       for k, a in enumerate("xyz")])
-        I = sp.zeros(3, 3)
-        for (r, s_), nm in {(0, 0): "xx", (1, 1): "yy", (2, 2): "zz", (0, 1): "xy", (0, 2): "xz",
-                            (1, 2): "yz"}.items():
-            v = param(f"I{nm}_{lname}", b["inertia"][r, s_], f"inertia {nm} of {what} about its COM")
-            I[r, s_] = I[s_, r] = v
-        com_w.append((p_w + R_w * c).applyfunc(red))
-        R_body.append(R_w)
-        mass.append(m)
-        inertia.append(I)
+        cb = [el(x) for x in b["c"]]
+        com_w.append([red(pw[r] + sum((Rw[r][k] * cb[k] for k in range(3)), R.zero)) for r in range(3)])
+        R_body.append(Rw)
     t_kin = time.perf_counter()
 
     # ---- mass matrix from the COM Jacobians, potential energy
-    M = sp.zeros(n, n)
-    P = sp.Integer(0)
-    for i in range(n):
-        Jv = sp.zeros(3, n)
-        Jw = sp.zeros(3, n)
-        for k in range(i + 1):
-            if revolute[k]:
-                Jv[:, k] = axes_w[k].cross(com_w[i] - origins_w[k]).applyfunc(red)
-                Jw[:, k] = axes_w[k]
+    M = [[R.zero] * n for _ in range(n)]
+    P = R.zero
+    gr = [(R(v) * gen_of[s]) if s is not None else R(v) for v, s in grav]
+    for i, b in enumerate(spec):
+        m, I = el(b["m"]), mat(b["I"])
+        Jv, Jwb = [], []  # columns
+        Rt = [[R_body[i][c_][r] for c_ in range(3)] for r in range(3)]
+        for k in range(n):
+            if k > i:
+                Jv.append([R.zero] * 3)
+                Jwb.append([R.zero] * 3)
+            elif revolute[k]:
+                Jv.append(cross(axes_w[k], [com_w[i][r] - origins_w[k][r] for r in range(3)]))
+                Jwb.append([red(sum((Rt[r][t] * axes_w[k][t] for t in range(3)), R.zero)) for r in range(3)])
             else:
-                Jv[:, k] = axes_w[k]
-        Jwb = (R_body[i].T * Jw).applyfunc(red)  # angular Jacobian in body axes
-        M += mass[i] * (Jv.T * Jv) + Jwb.T * inertia[i] * Jwb
-        P += -mass[i] * (gravity_expr.T * com_w[i])[0, 0]
-    for r in range(n):  # exact symmetry: reduce the upper triangle only
-        for s_ in range(r, n):
-            M[r, s_] = M[s_, r] = red(M[r, s_])
-    P = red(P)
+                Jv.append(axes_w[k])
+                Jwb.append([R.zero] * 3)
+        IJ = [[red(sum((I[r][t] * Jwb[k][t] for t in range(3)), R.zero)) for r in range(3)] for k in range(n)]
+        for r in range(i + 1):
+            for c_ in range(r, i + 1):
+                lin = sum((Jv[r][t] * Jv[c_][t] for t in range(3)), R.zero)
+                ang = sum((Jwb[r][t] * IJ[c_][t] for t in range(3)), R.zero)
+                M[r][c_] = red(M[r][c_] + m * red(lin) + ang)
+        P = red(P - m * sum((gr[t] * com_w[i][t] for t in range(3)), R.zero))
+    for r in range(n):
+        for c_ in range(r):
+            M[r][c_] = M[c_][r]
     t_M = time.perf_counter()
 
     # ---- Christoffel symbols: Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)
-    dM = [M.applyfunc(lambda e, k=k: ddq(e, k)) for k in range(n)]
-    C = sp.zeros(n, n)
-    for i in range(n):
-        for j in range(n):
-            e = sp.Integer(0)
-            for k in range(n):
-                e += (dM[k][i, j] + dM[j][i, k] - dM[i][j, k]) * qd[k]
-            C[i, j] = red(e / 2)
+    dM = [[[ddq(M[r][c_], k) if c_ >= r else None for c_ in range(n)] for r in range(n)] for k in range(n)]
+    for k in range(n):
+        for r in range(n):
+            for c_ in range(r):
+                dM[k][r][c_] = dM[k][c_][r]
+    qdg = [gen_of[x] for x in qd]
+    half = R(0.5)
+    C = [[red(half * sum(((dM[k][i][j] + dM[j][i][k] - dM[i][j][k]) * qdg[k] for k in range(n)), R.zero))
+          for j in range(n)] for i in range(n)]
     t_C = time.perf_counter()
-    g = sp.Matrix([ddq(P, i) for i in range(n)])
+    g = [ddq(P, i) for i in range(n)]
     t_g = time.perf_counter()
 
-    back = {S[i]: sp.sin(q[i]) for i in S}
-    back.update({Cs[i]: sp.cos(q[i]) for i in Cs})
-    out = [X.xreplace(back) for X in (M, C, g)]
+    # ---- back to sympy expressions in sin(q_i), cos(q_i)
+    back = [sp.sin(q[i]) for i in S_sym] + [sp.cos(q[i]) for i in C_sym] + list(Q_sym.values()) + psyms + list(qd)
+    to_expr = lambda e: _ring_to_expr(e, back)  # noqa: E731
+    Mx = sp.Matrix(n, n, lambda r, c_: to_expr(M[r][c_]))
+    Cx = sp.Matrix(n, n, lambda r, c_: to_expr(C[r][c_]))
+    gx = sp.Matrix(n, 1, lambda r, _: to_expr(g[r]))
+    dMx = [sp.Matrix(n, n, lambda r, c_, k=k: to_expr(dM[k][r][c_])) for k in range(n)]
     if simplify == "trig":
-        out = [X.applyfunc(lambda e: _chop(sp.expand(sp.trigsimp(e)))) for X in out]
+        Mx, Cx, gx = (X.applyfunc(lambda e: _chop(sp.expand(sp.trigsimp(e)))) for X in (Mx, Cx, gx))
     t_end = time.perf_counter()
     timings = dict(kinematics=t_kin - t0, mass_matrix=t_M - t_kin, coriolis=t_C - t_M,
-                   gravity=t_g - t_C, trigsimp=t_end - t_g, total=t_end - t0)
-    return SymbolicDynamics(model.name, tuple(model.joint_names), q, qd, qdd, *out,
-                            params, info, timings)
+                   gravity=t_g - t_C, to_sympy=t_end - t_g, total=t_end - t0)
+    return SymbolicDynamics(model.name, tuple(model.joint_names), q, qd, qdd, Mx, Cx, gx,
+                            params, info, timings, dM=dMx)
 
 
-class _Reducer:
-    """Expand a polynomial in (s_i, c_i, ...) and, if ``active``, reduce it modulo
-    ``s_i^2 + c_i^2 - 1`` (replace ``s_i^2`` by ``1 - c_i^2``: the result is linear in each
-    ``s_i``, a canonical form) and chop float round-off."""
+def _clean(x: float) -> float:
+    """Values within 1e-12 of 0 or +-1 become exactly that (rotations by rpy = pi/2 give
+    exact zeros instead of 6e-17)."""
+    x = float(x)
+    for exact in (0.0, 1.0, -1.0):
+        if abs(x - exact) < _CLEAN_TOL:
+            return exact
+    return x
 
-    def __init__(self, S: dict, C: dict, active: bool):
-        self.active = active
-        self.pairs = [(S[i], C[i]) for i in S]
-        self.gens = [s for s, _ in self.pairs] + [c for _, c in self.pairs]
 
-    def __call__(self, e: "sp.Expr") -> "sp.Expr":
-        e = sp.expand(e)
-        if not self.active:
-            return e
-        if not self.gens or not e.has(*self.gens):
-            return _chop(e)
-        poly = sp.Poly(e, *self.gens)
-        n = len(self.pairs)
+class _RingReducer:
+    """Reduce a ring element modulo ``s_i^2 + c_i^2 - 1`` (replace ``s_i^2`` by ``1 - c_i^2``:
+    the result is linear in each ``s_i``, a canonical form; the first ``ns`` generators are
+    the s_i, the next ``ns`` the c_i) and chop float round-off (see :func:`_chop`)."""
+
+    def __init__(self, ring: Any, ns: int, active: bool, rel: float = 1e-13):
+        self.ring, self.ns, self.active, self.rel = ring, ns, active, rel
+
+    def __call__(self, p: Any) -> Any:
+        if not self.active or not p:
+            return p
+        ns = self.ns
+        needs = ns and any(m[k] >= 2 for m in p.itermonoms() for k in range(ns))
         terms: dict = {}
-        for monom, coeff in poly.terms():
-            todo = [(list(monom), coeff)]
-            while todo:
-                mono, cf = todo.pop()
-                for k in range(n):
-                    if mono[k] >= 2:  # s^a = s^(a-2) (1 - c^2)
-                        a = list(mono)
-                        a[k] -= 2
-                        b = list(a)
-                        b[n + k] += 2
-                        todo.append((a, cf))
-                        todo.append((b, -cf))
-                        break
-                else:
-                    key = tuple(mono)
-                    terms[key] = terms.get(key, 0) + cf
-        expr = sp.Add(*[cf * sp.Mul(*[g ** p for g, p in zip(self.gens, mono)])
-                        for mono, cf in terms.items()])
-        return _chop(sp.expand(expr))
+        if needs:
+            for monom, coeff in p.iterterms():
+                todo = [(monom, coeff)]
+                while todo:
+                    mono, cf = todo.pop()
+                    for k in range(ns):
+                        if mono[k] >= 2:  # s^a = s^(a-2) (1 - c^2)
+                            a = list(mono)
+                            a[k] -= 2
+                            b = list(a)
+                            b[ns + k] += 2
+                            todo.append((tuple(a), cf))
+                            todo.append((tuple(b), -cf))
+                            break
+                    else:
+                        terms[mono] = terms.get(mono, 0) + cf
+        else:
+            terms = dict(p.iterterms())
+        big = max((abs(c) for c in terms.values()), default=0)
+        cut = self.rel * big
+        return self.ring.from_dict({m: c for m, c in terms.items() if abs(c) > cut})
+
+
+def _ring_to_expr(p: Any, back: list) -> "sp.Expr":
+    """A ring element as a sympy expression; integral float coefficients become integers."""
+    terms = []
+    for monom, coeff in p.iterterms():
+        c = float(coeff)
+        cexpr = sp.Integer(int(c)) if c.is_integer() and abs(c) < 2**53 else sp.Float(c)
+        terms.append(sp.Mul(cexpr, *[b ** e for b, e in zip(back, monom) if e]))
+    return sp.Add(*terms)
 
 
 def _chop(e: "sp.Expr", rel: float = 1e-13) -> "sp.Expr":
@@ -483,13 +562,9 @@ class LambdifiedDynamics:
         self.joint_names = eom.joint_names
         self.dof = n = eom.dof
         self.model_name = eom.model_name
-        q, qd, qdd = list(eom.q), list(eom.qd), list(eom.qdd)
-        tau = eom.M * eom.qdd + eom.C * eom.qd + eom.g
-        self._f = {}
-        for key, args, exprs, shape in (("M", q, list(eom.M), (n, n)), ("C", q + qd, list(eom.C), (n, n)),
-                                        ("g", q, list(eom.g), (n,)), ("tau", q + qd + qdd, list(tau), (n,))):
-            self._f[key] = (sp.lambdify(args, exprs, modules="numpy", cse=True),
-                            sp.lambdify(args, exprs, modules="math", cse=True), shape)
+        prog = eom._program()
+        self._f = {key: (prog.python(key, "numpy"), prog.python(key, "math"), prog.shape(key))
+                   for key in ("M", "C", "g", "tau")}
         self._n = n
 
     def _check(self, x: Any, name: str) -> np.ndarray:
@@ -537,54 +612,134 @@ class LambdifiedDynamics:
         return self._call("tau", (q, qd, qdd), "q qd qdd")
 
 
-# ---------------------------------------------------------------------- C code
-def _c_body(inputs: dict, outputs: list[tuple[str, list]]) -> str:
-    """Statements computing ``outputs`` (name, flat expression list) after CSE.
+# ---------------------------------------------------------------------- code generation
+class _Program:
+    """Straight-line code for M, C, g and tau shared by the Python and C generators.
 
-    ``inputs`` maps symbols to C expressions (``q[0]``...)."""
-    from sympy.printing.c import C99CodePrinter
+    One common-subexpression elimination over the entries of M (upper triangle), of
+    dM/dq_k and of g; then ``C_ij = 1/2 sum_k (D_kij + D_jik - D_ijk) q'_k`` and
+    ``tau = M q'' + C q' + g`` in terms of those named entries (so the large Coriolis
+    polynomials are never expanded)."""
 
-    printer = C99CodePrinter()
-    exprs = [e for _, es in outputs for e in es]
-    repl, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
-    lines = []
-    for name, val in inputs.items():
-        lines.append(f"    const double {name} = {val};")
-    for s, e in repl:
-        lines.append(f"    const double {s} = {printer.doprint(e)};")
-    i = 0
-    for name, es in outputs:
-        for k in range(len(es)):
-            lines.append(f"    {name}[{k}] = {printer.doprint(reduced[i])};")
-            i += 1
-    return "\n".join(lines)
+    def __init__(self, eom: SymbolicDynamics):
+        if eom.parameters:
+            raise SimbenchError("substitute the parameters first (SymbolicDynamics.numeric)")
+        n = self.n = eom.dof
+        self.q, self.qd, self.qdd = list(eom.q), list(eom.qd), list(eom.qdd)
+        dM = eom.dM or [eom.M.diff(x) for x in eom.q]
+        names, exprs = [], []
+        for r in range(n):
+            for c in range(r, n):
+                names.append(("M", r, c))
+                exprs.append(eom.M[r, c])
+        for k in range(n):
+            for r in range(n):
+                for c in range(r, n):
+                    names.append(("D", k, r, c))
+                    exprs.append(dM[k][r, c])
+        for r in range(n):
+            names.append(("g", r))
+            exprs.append(eom.g[r])
+        repl, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x"), order="none")
+        self.defs: list[tuple[Any, Any]] = list(repl)
+        val: dict = {}
+        for key, e in zip(names, reduced):
+            if e.is_Number:
+                val[key] = e
+            else:
+                sym = sp.Symbol("_".join(map(str, key)))
+                self.defs.append((sym, e))
+                val[key] = sym
+        Mv = lambda r, c: val["M", min(r, c), max(r, c)]  # noqa: E731
+        Dv = lambda k, r, c: val["D", k, min(r, c), max(r, c)]  # noqa: E731
+        Cv = {}
+        for i in range(n):
+            for j in range(n):
+                e = sp.Add(*[(Dv(k, i, j) + Dv(j, i, k) - Dv(i, j, k)) * self.qd[k] for k in range(n)]) / 2
+                if e.is_Number:
+                    Cv[i, j] = e
+                else:
+                    sym = sp.Symbol(f"C_{i}_{j}")
+                    self.defs.append((sym, e))
+                    Cv[i, j] = sym
+        self.outputs = {
+            "M": [Mv(r, c) for r in range(n) for c in range(n)],
+            "C": [Cv[i, j] for i in range(n) for j in range(n)],
+            "g": [val["g", r] for r in range(n)],
+            "tau": [sp.Add(*[Mv(i, j) * self.qdd[j] + Cv[i, j] * self.qd[j] for j in range(n)]) + val["g", i]
+                    for i in range(n)],
+        }
+        self.inputs = {"M": self.q, "C": self.q + self.qd, "g": self.q,
+                       "tau": self.q + self.qd + self.qdd}
+
+    def shape(self, key: str) -> tuple:
+        return (self.n, self.n) if key in ("M", "C") else (self.n,)
+
+    def statements(self, key: str) -> list[tuple[Any, Any]]:
+        """The definitions that ``key``'s outputs need, in order."""
+        needed = set().union(*(sp.sympify(e).free_symbols for e in self.outputs[key]))
+        for sym, e in reversed(self.defs):
+            if sym in needed:
+                needed |= e.free_symbols
+        return [(sym, e) for sym, e in self.defs if sym in needed]
+
+    def python(self, key: str, module: str) -> Any:
+        """A Python function of the input symbols (numpy: broadcasts; math: scalars)."""
+        import math
+
+        if module == "numpy":
+            from sympy.printing.numpy import NumPyPrinter as Printer
+        else:
+            from sympy.printing.pycode import PythonCodePrinter as Printer
+        pr = Printer({"fully_qualified_modules": True, "standard": "python3"})
+        args = ", ".join(str(s) for s in self.inputs[key])
+        lines = [f"def _f({args}):"]
+        lines += [f"    {sym} = {pr.doprint(e)}" for sym, e in self.statements(key)]
+        lines.append("    return [" + ", ".join(pr.doprint(sp.sympify(e)) for e in self.outputs[key]) + "]")
+        namespace = {"numpy": np, "math": math}
+        exec(compile("\n".join(lines), f"<simbench.symbolic {key} {module}>", "exec"), namespace)
+        return namespace["_f"]
+
+    def c_body(self, key: str, out: str) -> list[str]:
+        from sympy.printing.c import C99CodePrinter
+
+        pr = C99CodePrinter()
+        lines = []
+        for arr, syms in (("q", self.q), ("qd", self.qd), ("qdd", self.qdd)):
+            for i, s_ in enumerate(syms):
+                if s_ in self.inputs[key]:
+                    lines.append(f"    const double {s_} = {arr}[{i}];")
+        used = set().union(*(sp.sympify(e).free_symbols for e in self.outputs[key]))
+        for sym, e in self.statements(key):
+            used |= e.free_symbols
+        lines = [ln for ln in lines if sp.Symbol(ln.split()[2], real=True) in used]
+        lines += [f"    const double {sym} = {pr.doprint(e)};" for sym, e in self.statements(key)]
+        lines += [f"    {out}[{i}] = {pr.doprint(sp.sympify(e))};" for i, e in enumerate(self.outputs[key])]
+        return lines
 
 
 def _c_source(eom: SymbolicDynamics, prefix: str, header_name: str) -> tuple[str, str]:
     n = eom.dof
-    qn = {str(s): f"q[{i}]" for i, s in enumerate(eom.q)}
-    qdn = {str(s): f"qd[{i}]" for i, s in enumerate(eom.qd)}
-    qddn = {str(s): f"qdd[{i}]" for i, s in enumerate(eom.qdd)}
-    tau = eom.M * eom.qdd + eom.C * eom.qd + eom.g
+    prog = eom._program()
     funcs = [
-        (f"void {prefix}_mass_matrix(const double *q, double *M)", qn, [("M", list(eom.M))]),
-        (f"void {prefix}_coriolis_matrix(const double *q, const double *qd, double *C)",
-         {**qn, **qdn}, [("C", list(eom.C))]),
-        (f"void {prefix}_gravity_torques(const double *q, double *g)", qn, [("g", list(eom.g))]),
+        (f"void {prefix}_mass_matrix(const double *q, double *M)", "M", "M"),
+        (f"void {prefix}_coriolis_matrix(const double *q, const double *qd, double *C)", "C", "C"),
+        (f"void {prefix}_gravity_torques(const double *q, double *g)", "g", "g"),
         (f"void {prefix}_inverse_dynamics(const double *q, const double *qd, const double *qdd, "
-         f"double *tau)", {**qn, **qdn, **qddn}, [("tau", list(tau))]),
+         f"double *tau)", "tau", "tau"),
     ]
     doc = (f"/* Equations of motion of {eom.model_name!r}, generated by simbench.dynamics.symbolic\n"
            f" * (sympy {sp.__version__}): tau = M(q) qdd + C(q, qd) qd + g(q).\n"
            f" * Joints (q order): {', '.join(eom.joint_names)}.\n"
-           f" * Matrices are row-major {n}x{n}; SI units. */\n")
+           f" * Matrices are row-major {n}x{n}; SI units. The *_batch functions loop over `count`\n"
+           f" * configurations stored one after the other. */\n")
     header = [doc, f"#ifndef {prefix.upper()}_H", f"#define {prefix.upper()}_H",
               f"int {prefix}_dof(void);"]
     header += [sig + ";" for sig, _, _ in funcs]
     src = [doc, "#include <math.h>", f'#include "{header_name}"', "",
            f"int {prefix}_dof(void) {{ return {n}; }}", ""]
     batch_sigs = []
-    for sig, inputs, outputs in funcs:
+    for sig, _, _ in funcs:
         name = sig.split("(")[0].split()[-1]
         pointers = re.findall(r"(const )?double \*(\w+)", sig)
         stride = {"M": n * n, "C": n * n}
@@ -592,15 +747,11 @@ def _c_source(eom: SymbolicDynamics, prefix: str, header_name: str) -> tuple[str
         call = ", ".join(f"{a} + b * {stride.get(a, n)}" for _, a in pointers)
         batch_sigs.append((f"void {name}_batch(long count, {params})", f"{name}({call})"))
     header += [sig + ";" for sig, _ in batch_sigs]
-    for sig, inputs, outputs in funcs:
-        used = set().union(*(e.free_symbols for _, es in outputs for e in es)) if outputs else set()
-        used_names = {str(s) for s in used}
-        ins = {name: val for name, val in inputs.items() if name in used_names}
+    for sig, key, out in funcs:
         pointers = re.findall(r"const double \*(\w+)", sig)
         unused = "    " + " ".join(f"(void){a};" for a in pointers)  # constant entries: no warning
-        body = _c_body(ins, outputs)
-        src += [sig, "{", unused, body, "}", ""]
-    for sig, call in batch_sigs:  # loops over `count` configurations stored row after row
+        src += [sig, "{", unused, *prog.c_body(key, out), "}", ""]
+    for sig, call in batch_sigs:
         src += [sig, "{", "    for (long b = 0; b < count; ++b) " + call + ";", "}", ""]
     header += [f"#endif /* {prefix.upper()}_H */", ""]
     return "\n".join(src), "\n".join(header)
