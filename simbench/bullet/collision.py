@@ -447,8 +447,9 @@ class CollisionDetector:
                 raise SimbenchError(f"pair ({a}, {b}) names one link twice; a link cannot collide with itself")
         keep = [k for k, (ra, rb_) in enumerate(resolved) if frozenset((ra, rb_)) not in skip]
         self.pairs: list[Pair] = [all_pairs[k] for k in keep]
-        self._pad_spec = padding
-        pads = [self._padding_of(a, padding) + self._padding_of(b, padding) for a, b in self.pairs]
+        self._pad_a = np.array([self._padding_of(a, padding) for a, _ in self.pairs])
+        self._pad_b = np.array([self._padding_of(b, padding) for _, b in self.pairs])
+        pads = (self._pad_a + self._pad_b).tolist()
         self._pair_args = tuple((resolved[k][0][0], resolved[k][1][0], resolved[k][0][1], resolved[k][1][1],
                                  float(pd)) for k, pd in zip(keep, pads))
         self._core = (self.client, rb.id, list(rb.movable_indices), list(self._pair_args))
@@ -617,8 +618,7 @@ class CollisionDetector:
         pa = np.array([r[1] for r in flat], dtype=float).reshape(n, P, 3)
         pb = np.array([r[2] for r in flat], dtype=float).reshape(n, P, 3)
         nrm = np.array([r[3] for r in flat], dtype=float).reshape(n, P, 3)
-        pad_a = np.array([self._padding_of(a, self._pad_spec) for a, _ in self.pairs])
-        pad_b = np.array([self._padding_of(b, self._pad_spec) for _, b in self.pairs])
+        pad_a, pad_b = self._pad_a, self._pad_b
         found = np.isfinite(pa[..., 0])
         d = np.where(found, d - (pad_a + pad_b), d)
         pa = pa - pad_a[:, None] * nrm
