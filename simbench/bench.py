@@ -163,30 +163,27 @@ class _PyBullet:
 
 
 # ---------------------------------------------------------------------- symbolic rows
-def _symbolic(model: RobotModel, max_dof: int, want_c: bool, notes: list[str]) -> tuple[Any, Any, list[dict]]:
+def _symbolic(name: str, model: RobotModel, max_dof: int, want_c: bool,
+              notes: list[str]) -> tuple[Any, Any, list[dict]]:
     """(lambdified, compiled or None, derivation rows); (None, None, rows) if it does not derive."""
     try:
         from .dynamics import symbolic
     except ImportError as exc:
-        notes.append(f"{model.name}: symbolic rows skipped ({exc})")
+        notes.append(f"{name}: symbolic rows skipped ({exc})")
         return None, None, []
     rows: list[dict] = []
-    if model.dof > max_dof:
-        notes.append(f"{model.name}: symbolic derivation skipped ({model.dof} DOF > --symbolic-max-dof "
-                     f"{max_dof})")
-        return None, None, rows
     t = time.perf_counter()
-    try:
-        eom = symbolic.derive(model)
+    try:  # refuses trees first, then more than max_dof joints (--symbolic-max-dof)
+        eom = symbolic.derive(model, max_dof=max_dof)
     except SimbenchError as exc:
-        notes.append(f"{model.name}: no symbolic model: {exc}")
+        notes.append(f"{name}: no symbolic rows: {exc}")
         return None, None, rows
     t_derive = time.perf_counter() - t
     t = time.perf_counter()
     lam = eom.lambdify()
     t_lambdify = time.perf_counter() - t
-    rows.append(_row(model.name, "derivation", "sympy derive (M, C, g)", "once", 1, t_derive, "s"))
-    rows.append(_row(model.name, "derivation", "sympy lambdify (cse)", "once", 1, t_lambdify, "s"))
+    rows.append(_row(name, "derivation", "sympy derive (M, C, g)", "once", 1, t_derive, "s"))
+    rows.append(_row(name, "derivation", "sympy lambdify (cse)", "once", 1, t_lambdify, "s"))
     compiled = None
     if want_c:
         t = time.perf_counter()
@@ -194,10 +191,10 @@ def _symbolic(model: RobotModel, max_dof: int, want_c: bool, notes: list[str]) -
         try:
             compiled = eom.compile(opt=opt)
             compiled.label = f"symbolic C {opt} (ctypes)"
-            rows.append(_row(model.name, "derivation", f"C codegen + cc {opt}", "once", 1,
+            rows.append(_row(name, "derivation", f"C codegen + cc {opt}", "once", 1,
                              time.perf_counter() - t, "s"))
         except SimbenchError as exc:
-            notes.append(f"{model.name}: generated C not timed ({str(exc).splitlines()[0]})")
+            notes.append(f"{name}: generated C not timed ({str(exc).splitlines()[0]})")
     return lam, compiled, rows
 
 
@@ -227,7 +224,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
     rows: list[dict] = []
     lam = compiled = None
     if "symbolic" not in skip:
-        lam, compiled, srows = _symbolic(model, symbolic_max_dof, want_c, notes)
+        lam, compiled, srows = _symbolic(name, model, symbolic_max_dof, want_c, notes)
         rows += srows
     pin_ref = None
     if "pinocchio" not in skip:

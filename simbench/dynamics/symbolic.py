@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimbenchError
-from ..model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel, as_joint_array
+from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 
 try:
     import sympy as sp
@@ -56,24 +56,10 @@ _CLEAN_TOL = 1e-12
 
 
 # ---------------------------------------------------------------------- helpers
-def _num(x: float) -> "sp.Expr":
-    """A float as a sympy number; values within 1e-12 of 0 or +-1 become exact integers
-    (so rotations by rpy = pi/2 give exact zeros instead of 6e-17)."""
-    x = float(x)
-    for exact in (0.0, 1.0, -1.0):
-        if abs(x - exact) < _CLEAN_TOL:
-            return sp.Integer(int(exact))
-    return sp.Float(x)
-
-
 def _ident(name: str) -> str:
     """A C/Python identifier made from a URDF name."""
     s = re.sub(r"\W", "_", name)
     return s if s and not s[0].isdigit() else "_" + s
-
-
-def _skew(v: "sp.Matrix") -> "sp.Matrix":
-    return sp.Matrix([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
 
 
 def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
@@ -685,8 +671,6 @@ class _Program:
 
     def python(self, key: str, module: str) -> Any:
         """A Python function of the input symbols (numpy: broadcasts; math: scalars)."""
-        import math
-
         if module == "numpy":
             from sympy.printing.numpy import NumPyPrinter as Printer
         else:
