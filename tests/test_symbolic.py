@@ -122,6 +122,30 @@ def test_planar_2r_is_slide_12_exactly(models, simplify):
     assert "\\dot{q}_{2}" in tex and "\\cos" in tex and tex.startswith("\\begin{align*}")
 
 
+def test_mobile_manipulator_is_post_004_exactly(models):
+    """Post 004's hand-derived M(q) and g(q) (its ManualDynamics class), symbol for symbol."""
+    eom = derive(models["mobile_manipulator"], symbolic_parameters=True)
+    P = {str(s): s for s in eom.parameters}
+    M1, M2, M3, L2, L3, I2, I3, G, LX, LY = sp.symbols("M1 M2 M3 L2 L3 I2 I3 G LX LY", positive=True)
+    x1, t2, t3 = sp.symbols("x1 theta2 theta3", real=True)
+    to_post = {P["m_base"]: M1, P["m_link2"]: M2, P["m_link3"]: M3, P["cx_link2"]: L2 / 2,
+               P["px_theta3"]: L2, P["cx_link3"]: L3 / 2, P["Iyy_link2"]: I2, P["Iyy_link3"]: I3,
+               P["px_theta2"]: LX, P["pz_theta2"]: LY, P["g"]: G, eom.q[0]: x1, eom.q[1]: t2, eom.q[2]: t3}
+    assert eom.parameters[P["cx_link2"]] * 2 == eom.parameters[P["px_theta3"]]  # COM at mid-link
+    t23 = t2 + t3
+    m12 = -(M2 / 2 + M3) * L2 * sp.sin(t2) - M3 * L3 / 2 * sp.sin(t23)
+    m13 = -M3 * L3 / 2 * sp.sin(t23)
+    m22 = (M2 / 4 + M3) * L2**2 + M3 * L3**2 / 4 + M3 * L2 * L3 * sp.cos(t3) + I2 + I3
+    m23 = M3 * L3 / 2 * (L3 / 2 + L2 * sp.cos(t3)) + I3
+    m33 = M3 * L3**2 / 4 + I3
+    M = sp.Matrix([[M1 + M2 + M3, m12, m13], [m12, m22, m23], [m13, m23, m33]])
+    g = sp.Matrix([0, (M2 / 2 + M3) * G * L2 * sp.cos(t2) + M3 * L3 / 2 * G * sp.cos(t23),
+                   M3 * L3 / 2 * G * sp.cos(t23)])
+    for mine, post in ((eom.M, M), (eom.g, g)):
+        diff = (mine.xreplace(to_post) - post).applyfunc(lambda e: sp.expand(sp.expand_trig(e)))
+        assert diff == sp.zeros(*post.shape), diff
+
+
 # ---------------------------------------------------------------------- numeric oracles
 @pytest.mark.parametrize("name", ["anthropomorphic_3link", "mobile_manipulator", "planar_2r"])
 def test_lambdified_matches_pinocchio_and_our_rnea(models, eoms, name):
