@@ -15,7 +15,7 @@ from ..errors import ShapeError, SimbenchError
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
 from .rnea import (GRAVITY, _joint_losses, fext_array, gravity_vector, joint_arrays,
-                   nchunks, prepare)
+                   parallel_chunks, prepare)
 
 __all__ = ["mass_matrix", "forward_dynamics", "simulate", "step", "METHODS"]
 
@@ -32,12 +32,14 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
         M = K.crba_fast(d.idata, d.fdata, q)
         if M.shape[0] == d.dof:
             return M
-    except TypeError:
+    except (TypeError, AttributeError):  # not a (dof,) float64 array (or no JIT)
         pass
     batch, (Q,) = joint_arrays(model, (q, "q"))
     if batch == ():
         return K.crba1(d.idata, d.fdata, Q[0])
-    return K.crba_batch(d.idata, d.fdata, Q, nchunks(Q.shape[0])).reshape(batch + (d.dof, d.dof))
+    with parallel_chunks():
+        M = K.crba_batch(d.idata, d.fdata, Q)
+    return M.reshape(batch + (d.dof, d.dof))
 
 
 class _Overflow(SimbenchError):
@@ -80,7 +82,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
                 if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
                     _singular(model, qdd, q)
                 return qdd
-        except TypeError:
+        except (TypeError, AttributeError):  # not a (dof,) float64 array (or no JIT)
             pass
     batch, (Q, QD, TAU) = joint_arrays(model, (q, "q"), (qd, "qd"), (tau, "tau"))
     gx, gy, gz = gravity_vector(gravity)
@@ -90,7 +92,8 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     if batch == ():
         qdd = K.fd1(d.idata, d.fdata, Q[0], QD[0], TAU[0], gx, gy, gz, F[0], has)
     else:
-        qdd = K.fd_batch(d.idata, d.fdata, Q, QD, TAU, gx, gy, gz, F, has, nchunks(Q.shape[0]))
+        with parallel_chunks():
+            qdd = K.fd_batch(d.idata, d.fdata, Q, QD, TAU, gx, gy, gz, F, has)
     _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.dof,))
 

@@ -703,48 +703,46 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)
-def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, nchunks):
-    """Batched RNEA over rows of Q, QD, QDD (N, dof); FEXT (1 or N, nl, 6)."""
+def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext):
+    """Batched RNEA over rows of Q, QD, QDD (N, dof); FEXT (1 or N, nl, 6). One prange
+    iteration per block of BS rows (dynamic scheduling: see ``numba.parallel_chunksize``)."""
     N = Q.shape[0]
     tau = np.empty((N, Q.shape[1]))
     nblocks = (N + BS - 1) // BS
-    nchunks = min(nchunks, nblocks)
-    for c in prange(nchunks):
+    for blk in prange(nblocks):
         W = np.empty((idata.shape[0], NW, BS))
         T = np.empty((4, BS))
-        for blk in range(c, nblocks, nchunks):
-            b0 = blk * BS
-            rnea_block(idata, fdata, Q, QD, QDD, b0, min(BS, N - b0), gx, gy, gz, FEXT, has_fext,
-                       tau, W, T)
+        b0 = blk * BS
+        rnea_block(idata, fdata, Q, QD, QDD, b0, min(BS, N - b0), gx, gy, gz, FEXT, has_fext,
+                   tau, W, T)
     return tau
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)
-def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, nchunks):
-    """Batched forward dynamics: bias forces by the block RNEA (q'' = 0), then per configuration
-    CRBA and a Cholesky solve. Rows whose M is singular (or that overflow) come back all-nan."""
+def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext):
+    """Batched forward dynamics: bias forces by the block RNEA (q'' = 0), mass matrices by the
+    block CRBA, then a Cholesky solve per row. Rows whose M is singular (or that overflow) come
+    back all-nan."""
     N, n = Q.shape
     qdd = np.empty((N, n))
     zero = np.zeros((N, n))
     nblocks = (N + BS - 1) // BS
-    nchunks = min(nchunks, nblocks)
-    for c in prange(nchunks):
+    for blk in prange(nblocks):
         W = np.empty((idata.shape[0], NW, BS))
         T = np.empty((4, BS))
         F = np.empty((6, BS))
         Mb = np.empty((BS, n, n))
         L = np.empty((n, n))
-        for blk in range(c, nblocks, nchunks):
-            b0 = blk * BS
-            nb = min(BS, N - b0)
-            rnea_block(idata, fdata, Q, QD, zero, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, T)
-            crba_block(idata, fdata, Q, b0, nb, Mb, 0, W, T, F)
-            for b in range(b0, b0 + nb):
+        b0 = blk * BS
+        nb = min(BS, N - b0)
+        rnea_block(idata, fdata, Q, QD, zero, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, T)
+        crba_block(idata, fdata, Q, b0, nb, Mb, 0, W, T, F)
+        for b in range(b0, b0 + nb):
+            for i in range(n):
+                qdd[b, i] = TAU[b, i] - qdd[b, i]
+            if not (cholesky_solve(Mb[b - b0], qdd[b], L) and all_finite(qdd[b])):
                 for i in range(n):
-                    qdd[b, i] = TAU[b, i] - qdd[b, i]
-                if not (cholesky_solve(Mb[b - b0], qdd[b], L) and all_finite(qdd[b])):
-                    for i in range(n):
-                        qdd[b, i] = np.nan
+                    qdd[b, i] = np.nan
     return qdd
 
 
@@ -908,18 +906,16 @@ def crba_block(idata, fdata, Q, b0, nb, M, mo, W, T, F):
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)
-def crba_batch(idata, fdata, Q, nchunks):
+def crba_batch(idata, fdata, Q):
     N, n = Q.shape
     M = np.empty((N, n, n))
     nblocks = (N + BS - 1) // BS
-    nchunks = min(nchunks, nblocks)
-    for c in prange(nchunks):
+    for blk in prange(nblocks):
         W = np.empty((idata.shape[0], NW, BS))
         T = np.empty((4, BS))
         F = np.empty((6, BS))
-        for blk in range(c, nblocks, nchunks):
-            b0 = blk * BS
-            crba_block(idata, fdata, Q, b0, min(BS, N - b0), M, b0, W, T, F)
+        b0 = blk * BS
+        crba_block(idata, fdata, Q, b0, min(BS, N - b0), M, b0, W, T, F)
     return M
 
 

@@ -92,9 +92,14 @@ def prepare(model: RobotModel) -> DynData:
     return d
 
 
-def nchunks(n: int) -> int:
-    """Number of work chunks for a batch of ``n`` (a few per thread, for load balance)."""
-    return max(1, min(n, 4 * numba.get_num_threads()))
+#: blocks of ``kernels.BS`` configurations handed to a thread at a time (dynamic scheduling,
+#: so that a thread slowed down by other processes does not hold up the whole batch)
+CHUNK_BLOCKS = 4
+
+
+def parallel_chunks() -> Any:
+    """Context manager setting numba's parallel chunk size for the batched kernels."""
+    return numba.parallel_chunksize(CHUNK_BLOCKS)
 
 
 def gravity_vector(gravity: Sequence[float]) -> tuple[float, float, float]:
@@ -182,7 +187,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
             tau = K.id_fast(d.idata, d.fdata, q, qd, qdd)
             if tau.shape[0] == d.dof:
                 return tau
-        except TypeError:
+        except (TypeError, AttributeError):  # not a (dof,) float64 array (or no JIT)
             pass
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
     gx, gy, gz = gravity_vector(gravity)
@@ -190,7 +195,8 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     if batch == ():
         tau = K.rnea1(d.idata, d.fdata, Q[0], QD[0], QDD[0], gx, gy, gz, F[0], has)
     else:
-        tau = K.rnea_batch(d.idata, d.fdata, Q, QD, QDD, gx, gy, gz, F, has, nchunks(Q.shape[0]))
+        with parallel_chunks():
+            tau = K.rnea_batch(d.idata, d.fdata, Q, QD, QDD, gx, gy, gz, F, has)
     tau = tau.reshape(batch + (d.dof,))
     if damping or friction:
         tau = tau + _joint_losses(d, QD.reshape(batch + (d.dof,)), damping, friction)
