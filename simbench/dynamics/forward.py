@@ -89,11 +89,12 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     F, has = fext_array(model, d, f_ext, batch)
     if damping or friction:
         TAU = np.ascontiguousarray(TAU - _joint_losses(d, QD, damping, friction), dtype=float)
+    idata, fdata = (d.full_idata, d.full_fdata) if has else (d.idata, d.fdata)
     if batch == ():
-        qdd = K.fd1(d.idata, d.fdata, Q[0], QD[0], TAU[0], gx, gy, gz, F[0], has)
+        qdd = K.fd1(idata, fdata, Q[0], QD[0], TAU[0], gx, gy, gz, F[0], has)
     else:
         with parallel_chunks():
-            qdd = K.fd_batch(d.idata, d.fdata, Q, QD, TAU, gx, gy, gz, F, has)
+            qdd = K.fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, F, has)
     _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.dof,))
 

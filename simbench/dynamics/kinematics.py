@@ -27,7 +27,7 @@ def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     the root link is at the identity."""
     d = prepare(model)
     batch, (Q,) = joint_arrays(model, (q, "q"))
-    T = K.fk_batch(d.idata, d.fdata, Q)
+    T = K.fk_batch(d.full_idata, d.full_fdata, Q)
     return T.reshape(batch + (d.nl, 4, 4))
 
 
@@ -41,22 +41,23 @@ def _structure(model: RobotModel) -> dict:
     d = prepare(model)
     nl, dof = d.nl, d.dof
     jlink = np.zeros(dof, dtype=int)
+    idata, fdata = d.full_idata, d.full_fdata
     for k in range(1, nl):
-        if d.idata[k, 2] >= 0:
-            jlink[d.idata[k, 2]] = k
+        if idata[k, 2] >= 0:
+            jlink[idata[k, 2]] = k
     anc = np.zeros((nl, dof), dtype=bool)
     for i in range(nl):
         k = i
         while k > 0:
-            if d.idata[k, 2] >= 0:
-                anc[i, d.idata[k, 2]] = True
-            k = d.idata[k, 0]
+            if idata[k, 2] >= 0:
+                anc[i, idata[k, 2]] = True
+            k = idata[k, 0]
     before = np.zeros((dof, dof), dtype=bool)
     for j in range(dof):
-        before[j] = anc[d.idata[jlink[j], 0]]
-    prism = d.idata[jlink, 1] == K.PRISMATIC
+        before[j] = anc[idata[jlink[j], 0]]
+    prism = idata[jlink, 1] == K.PRISMATIC
     s = dict(jlink=jlink, anc=anc, before=before, prism=prism,
-             axis=np.array(d.fdata[jlink, K.C_AX:K.C_AX + 3]))
+             axis=np.array(fdata[jlink, K.C_AX:K.C_AX + 3]))
     model._cache["_kin"] = s
     return s
 

@@ -28,10 +28,17 @@ __all__ = ["GRAVITY", "inverse_dynamics", "bias_forces", "gravity_torques", "pre
 
 @dataclass(frozen=True, eq=False)
 class DynData:
-    """A model packed for the kernels (see :mod:`simbench.dynamics.kernels`)."""
+    """A model packed for the kernels (see :mod:`simbench.dynamics.kernels`).
 
-    idata: np.ndarray   # (nl, 4) int64: parent, joint type, q index; idata[0, 3] = dof
-    fdata: np.ndarray   # (nl, NF) float64
+    ``idata``/``fdata``: the dynamics tree, in which every link attached by a fixed joint is
+    merged into its parent body (fewer bodies, same dynamics); ``full_idata``/``full_fdata``:
+    every link (forward kinematics, Jacobians, and external wrenches, which act on links).
+    """
+
+    idata: np.ndarray       # (nb, 4) int64: parent, joint type, q index; idata[0, 3] = dof
+    fdata: np.ndarray       # (nb, NF) float64
+    full_idata: np.ndarray  # (nl, 4)
+    full_fdata: np.ndarray  # (nl, NF)
     dof: int
     nl: int
     shape1: tuple        # (dof,)
@@ -42,43 +49,80 @@ class DynData:
     link_index: dict
 
 
+def _pack(parent: np.ndarray, codes: list[int], vidx: np.ndarray, origins: np.ndarray,
+          axes: np.ndarray, G: np.ndarray, dof: int) -> tuple[np.ndarray, np.ndarray]:
+    """idata, fdata of a tree: per body its parent, kernel joint code, q index, joint origin
+    (4x4, parent body frame), joint axis, and spatial inertia G (6x6, about the body origin)."""
+    nb = len(parent)
+    idata = np.zeros((nb, 4), dtype=np.int64)
+    idata[:, 0] = parent
+    idata[:, 1] = codes
+    idata[:, 2] = vidx
+    idata[0, 1], idata[0, 2], idata[0, 3] = K.FIXED, -1, dof
+    fdata = np.zeros((nb, K.NF))
+    fdata[0, K.C_G:K.C_G + 3] = GRAVITY
+    for k in range(nb):
+        T = origins[k]
+        a = axes[k]
+        fdata[k, K.C_R0:K.C_R0 + 9] = T[:3, :3].ravel()
+        fdata[k, K.C_P0:K.C_P0 + 3] = T[:3, 3]
+        fdata[k, K.C_AX:K.C_AX + 3] = a
+        ax = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+        fdata[k, K.C_A:K.C_A + 9] = (T[:3, :3] @ ax).ravel()
+        fdata[k, K.C_B:K.C_B + 9] = (T[:3, :3] @ ax @ ax).ravel()
+        fdata[k, K.C_D:K.C_D + 3] = T[:3, :3] @ a
+    fdata[:, K.C_M] = G[:, 3, 3]
+    Gh = G[:, :3, 3:]                    # m [c] = [h]
+    fdata[:, K.C_H:K.C_H + 3] = 0.5 * np.stack([Gh[:, 2, 1] - Gh[:, 1, 2], Gh[:, 0, 2] - Gh[:, 2, 0],
+                                                Gh[:, 1, 0] - Gh[:, 0, 1]], axis=-1)
+    fdata[:, K.C_IO:K.C_IO + 9] = G[:, :3, :3].reshape(nb, 9)
+    return np.ascontiguousarray(idata), np.ascontiguousarray(fdata)
+
+
 def prepare(model: RobotModel) -> DynData:
     """Pack ``model`` for the kernels (cached on the model). Spherical joints are refused."""
     d = model._cache.get("_dyn")
     if d is not None:
         return d
+    from ..spatial import transform_inertia
+
     codes = np.asarray(model.joint_type_code)
     if np.any(codes == SPHERICAL):
         names = [model.joint_all_names[j] for j in np.flatnonzero(codes == SPHERICAL)]
         raise SimbenchError(f"{model.name}: spherical joints {names} are not supported by "
                             f"simbench.dynamics (revolute, continuous, prismatic and fixed only)")
     nl = model.nlinks
-    idata = np.zeros((nl, 4), dtype=np.int64)
-    idata[:, 0] = model.link_parent
-    idata[0, 1], idata[0, 2], idata[0, 3] = K.FIXED, -1, model.dof
     code_map = {FIXED: K.FIXED, REVOLUTE: K.REVOLUTE, PRISMATIC: K.PRISMATIC}
-    fdata = np.zeros((nl, K.NF))
-    fdata[0, K.C_R0:K.C_R0 + 9] = np.eye(3).ravel()
-    fdata[0, K.C_G:K.C_G + 3] = GRAVITY
+    kcodes = [K.FIXED] + [code_map[int(c)] for c in codes]
+    vidx = np.r_[-1, model.joint_v_index]
+    origins = np.concatenate([np.eye(4)[None], model.joint_origin]) if nl > 1 else np.eye(4)[None]
+    axes = np.concatenate([np.zeros((1, 3)), model.joint_axis]) if nl > 1 else np.zeros((1, 3))
+    G = np.array(model.link_spatial_inertia)
+    full_idata, full_fdata = _pack(np.asarray(model.link_parent), kcodes, vidx, origins, axes, G,
+                                   model.dof)
+    # merge links attached by fixed joints into their parent body
+    body = np.zeros(nl, dtype=int)          # body of each link
+    offset = np.tile(np.eye(4), (nl, 1, 1))  # pose of each link in its body's frame
+    b_parent, b_code, b_vidx, b_origin, b_axis, b_G = [-1], [K.FIXED], [-1], [np.eye(4)], \
+        [np.zeros(3)], [G[0].copy()]
     for k in range(1, nl):
-        j = k - 1
-        idata[k, 1] = code_map[int(codes[j])]
-        idata[k, 2] = model.joint_v_index[j]
-        T = model.joint_origin[j]
-        fdata[k, K.C_R0:K.C_R0 + 9] = T[:3, :3].ravel()
-        fdata[k, K.C_P0:K.C_P0 + 3] = T[:3, 3]
-        a = model.joint_axis[j]
-        fdata[k, K.C_AX:K.C_AX + 3] = a
-        ax = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-        fdata[k, K.C_A:K.C_A + 9] = (T[:3, :3] @ ax).ravel()
-        fdata[k, K.C_B:K.C_B + 9] = (T[:3, :3] @ ax @ ax).ravel()
-        fdata[k, K.C_D:K.C_D + 3] = T[:3, :3] @ a
-    G = model.link_spatial_inertia
-    fdata[:, K.C_M] = model.link_mass
-    fdata[:, K.C_H:K.C_H + 3] = model.link_mass[:, None] * model.link_com
-    fdata[:, K.C_IO:K.C_IO + 9] = G[:, :3, :3].reshape(nl, 9)
+        p = int(model.link_parent[k])
+        if kcodes[k] == K.FIXED:
+            body[k] = body[p]
+            offset[k] = offset[p] @ origins[k]
+            b_G[body[k]] += transform_inertia(offset[k], G[k])
+        else:
+            body[k] = len(b_parent)
+            b_parent.append(body[p])
+            b_code.append(kcodes[k])
+            b_vidx.append(vidx[k])
+            b_origin.append(offset[p] @ origins[k])
+            b_axis.append(axes[k])
+            b_G.append(G[k].copy())
+    idata, fdata = _pack(np.array(b_parent), b_code, np.array(b_vidx), np.array(b_origin),
+                         np.array(b_axis), np.array(b_G), model.dof)
     mov = model.movable
-    d = DynData(idata=np.ascontiguousarray(idata), fdata=np.ascontiguousarray(fdata),
+    d = DynData(idata=idata, fdata=fdata, full_idata=full_idata, full_fdata=full_fdata,
                 dof=model.dof, nl=nl, shape1=(model.dof,), fext0=np.zeros((nl, 6)),
                 fext0b=np.zeros((1, nl, 6)),
                 damping=np.array(model.joint_damping[mov], dtype=float),
@@ -192,11 +236,12 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
     gx, gy, gz = gravity_vector(gravity)
     F, has = fext_array(model, d, f_ext, batch)
+    idata, fdata = (d.full_idata, d.full_fdata) if has else (d.idata, d.fdata)
     if batch == ():
-        tau = K.rnea1(d.idata, d.fdata, Q[0], QD[0], QDD[0], gx, gy, gz, F[0], has)
+        tau = K.rnea1(idata, fdata, Q[0], QD[0], QDD[0], gx, gy, gz, F[0], has)
     else:
         with parallel_chunks():
-            tau = K.rnea_batch(d.idata, d.fdata, Q, QD, QDD, gx, gy, gz, F, has)
+            tau = K.rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, F, has)
     tau = tau.reshape(batch + (d.dof,))
     if damping or friction:
         tau = tau + _joint_losses(d, QD.reshape(batch + (d.dof,)), damping, friction)
