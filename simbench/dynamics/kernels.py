@@ -62,15 +62,49 @@ NW = 39
 FIXED, REVOLUTE, PRISMATIC = 0, 1, 2
 
 
+# Vectorisable sin/cos (Cephes sin.c: reduction by pi/4 in three parts, minimax polynomials),
+# 1-2 ulp for |x| < 1e7; compiled WITHOUT fast-math so that the reduction is not reassociated.
+_DP1, _DP2, _DP3 = 7.85398125648498535156E-1, 3.77489470793079817668E-8, 2.69515142907905952645E-15
+_S0, _S1, _S2 = 1.58962301576546568060E-10, -2.50507477628578072866E-8, 2.75573136213857245213E-6
+_S3, _S4, _S5 = -1.98412698295895385996E-4, 8.33333333332211858878E-3, -1.66666666666666307295E-1
+_C0, _C1, _C2 = -1.13585365213876817300E-11, 2.08757008419747316778E-9, -2.75573141792967388112E-7
+_C3, _C4, _C5 = 2.48015872888517045348E-5, -1.38888888888730564116E-3, 4.16666666666665929218E-2
+_FOPI = 1.27323954473516268615
+
+
+@njit(cache=True)
+def sin_1mcos(x):
+    """(sin x, 1 - cos x) with the polynomials of :func:`sincos_block` (math.sin/cos if huge)."""
+    ax = abs(x)
+    if ax > 1e7:
+        return math.sin(x), 1.0 - math.cos(x)
+    y = math.floor(ax * _FOPI)
+    k = np.int64(y)
+    odd = k & 1
+    k += odd
+    y += odd
+    k &= 7
+    z = ((ax - y * _DP1) - y * _DP2) - y * _DP3
+    zz = z * z
+    ps = z + z * zz * (((((_S0 * zz + _S1) * zz + _S2) * zz + _S3) * zz + _S4) * zz + _S5)
+    pc = 1.0 - 0.5 * zz + zz * zz * (((((_C0 * zz + _C1) * zz + _C2) * zz + _C3) * zz + _C4) * zz + _C5)
+    swap = (k == 2) | (k == 6)
+    sn = pc if swap else ps
+    cs = ps if swap else pc
+    ssign = -1.0 if k >= 4 else 1.0
+    if x < 0:
+        ssign = -ssign
+    csign = -1.0 if (k == 2) | (k == 4) else 1.0
+    return ssign * sn, 1.0 - csign * cs
+
+
 @njit(cache=True, fastmath=_FM, inline="always")
 def joint_transform(idata, fdata, q, k, W):
     """Pose (R, t) of link k in its parent's frame, stored in W[k, W_R:W_R+9], W[k, W_T:W_T+3]."""
     jt = idata[k, 1]
     if jt == REVOLUTE:
         # R = R0 Rot(a, q) = R0 + sin(q) R0 [a] + (1 - cos(q)) R0 [a]^2 (Rodrigues)
-        qk = q[idata[k, 2]]
-        s = math.sin(qk)
-        u = 1.0 - math.cos(qk)
+        s, u = sin_1mcos(q[idata[k, 2]])
         for i in range(9):
             W[k, W_R + i] = fdata[k, C_R0 + i] + s * fdata[k, C_A + i] + u * fdata[k, C_B + i]
         for i in range(3):
@@ -473,16 +507,6 @@ def fk_batch(idata, fdata, Q):
 # index innermost ("structure of arrays"), so that LLVM vectorises every per-link step with
 # SIMD across configurations. Branches on the joint type become 0/1 factors.
 BS = 32
-
-
-# Vectorisable sin/cos (Cephes sin.c: reduction by pi/4 in three parts, minimax polynomials),
-# 1-2 ulp for |x| < 1e7; compiled WITHOUT fast-math so that the reduction is not reassociated.
-_DP1, _DP2, _DP3 = 7.85398125648498535156E-1, 3.77489470793079817668E-8, 2.69515142907905952645E-15
-_S0, _S1, _S2 = 1.58962301576546568060E-10, -2.50507477628578072866E-8, 2.75573136213857245213E-6
-_S3, _S4, _S5 = -1.98412698295895385996E-4, 8.33333333332211858878E-3, -1.66666666666666307295E-1
-_C0, _C1, _C2 = -1.13585365213876817300E-11, 2.08757008419747316778E-9, -2.75573141792967388112E-7
-_C3, _C4, _C5 = 2.48015872888517045348E-5, -1.38888888888730564116E-3, 4.16666666666665929218E-2
-_FOPI = 1.27323954473516268615
 
 
 @njit(cache=True)
