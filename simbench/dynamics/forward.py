@@ -94,7 +94,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         qdd = K.fd1(idata, fdata, Q[0], QD[0], TAU[0], gx, gy, gz, F[0], has)
     else:
         with parallel_chunks():
-            qdd = K.fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, F, has)
+            qdd = K.fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, F, has, np.zeros(Q.shape))
     _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.dof,))
 

@@ -380,7 +380,9 @@ def all_finite(x):
 
 @njit(cache=True, fastmath=_FM)
 def cholesky_solve(M, b, L):
-    """Solve M x = b in place (b <- x) by Cholesky; returns False if M is not positive definite."""
+    """Solve M x = b in place (b <- x) by Cholesky; returns False if M is not positive definite.
+
+    L's diagonal holds the reciprocals 1/L_jj (one division per row)."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]
@@ -388,23 +390,23 @@ def cholesky_solve(M, b, L):
             s -= L[j, k] * L[j, k]
         if not s > 0.0:
             return False
-        d = math.sqrt(s)
-        L[j, j] = d
+        r = 1.0 / math.sqrt(s)
+        L[j, j] = r
         for i in range(j + 1, n):
             s = M[i, j]
             for k in range(j):
                 s -= L[i, k] * L[j, k]
-            L[i, j] = s / d
+            L[i, j] = s * r
     for i in range(n):
         s = b[i]
         for k in range(i):
             s -= L[i, k] * b[k]
-        b[i] = s / L[i, i]
+        b[i] = s * L[i, i]
     for i in range(n - 1, -1, -1):
         s = b[i]
         for k in range(i + 1, n):
             s -= L[k, i] * b[k]
-        b[i] = s / L[i, i]
+        b[i] = s * L[i, i]
     return True
 
 
@@ -743,13 +745,13 @@ def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext):
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)
-def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext):
+def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, QDD0):
     """Batched forward dynamics: bias forces by the block RNEA (q'' = 0), mass matrices by the
-    block CRBA, then a Cholesky solve per row. Rows whose M is singular (or that overflow) come
-    back all-nan."""
+    block CRBA, then a Cholesky solve per row. ``QDD0``: zeros shaped like Q (allocated by the
+    caller: an allocation here would be redone per parallel chunk). Rows whose M is singular
+    (or that overflow) come back all-nan."""
     N, n = Q.shape
     qdd = np.empty((N, n))
-    zero = np.zeros((N, n))
     nblocks = (N + BS - 1) // BS
     for blk in prange(nblocks):
         W = np.empty((idata.shape[0], NW, BS))
@@ -759,7 +761,7 @@ def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext):
         L = np.empty((n, n))
         b0 = blk * BS
         nb = min(BS, N - b0)
-        rnea_block(idata, fdata, Q, QD, zero, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, T)
+        rnea_block(idata, fdata, Q, QD, QDD0, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, T)
         crba_block(idata, fdata, Q, b0, nb, Mb, 0, W, T, F)
         for b in range(b0, b0 + nb):
             for i in range(n):
