@@ -99,6 +99,28 @@ def _per_config_loops(loaded: Any, det: CollisionDetector) -> dict[str, Any]:
             "pyb_utils_style": pyb_utils_style, "ours_batch": ours_batch, "ours_single": ours_single}
 
 
+_HAVE_SCHEDSTAT = os.path.exists("/proc/self/schedstat")
+
+
+def _pids(det: CollisionDetector) -> list[int]:
+    pool = det._pool
+    return [os.getpid()] + ([h.proc.pid for h in pool.helpers] if pool is not None else [])
+
+
+def _sched(pids: list[int]) -> dict[int, tuple[float, float]]:
+    """pid -> (CPU seconds, seconds spent runnable but waiting for a CPU), from Linux's
+    /proc/PID/schedstat (empty elsewhere)."""
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat") as fh:
+                run_ns, wait_ns = fh.read().split()[:2]
+            out[pid] = (int(run_ns) * 1e-9, int(wait_ns) * 1e-9)
+        except (OSError, ValueError):
+            pass
+    return out
+
+
 def run_benchmark(n: int = 100_000, workers: int = 2, json_path: str | os.PathLike | None = None, *,
                   block: int = 2000, rounds: int = 15, seed: int = 0) -> list[dict]:
     """Run the collision benchmark; rows of ``{"name", "value", "unit", "note"}``.
@@ -142,33 +164,41 @@ def run_benchmark(n: int = 100_000, workers: int = 2, json_path: str | os.PathLi
         Q = np.pi * (rng.random((n, det.dof)) - 0.5)
         load_before = os.getloadavg()[0]
         walls: dict[str, list[float]] = {"1": [], "k": []}
-        cpu_share = []
+        sched: dict[str, list[tuple[float, float]]] = {"1": [], "cold": [], "k": []}
         results = []
-        cold = None
         for tag in (["1", "cold", "k", "1", "k"] if workers > 1 else ["1", "1"]):
             w = 1 if tag == "1" else workers
-            c0, t0 = time.process_time(), time.perf_counter()
+            before = _sched(_pids(det))
+            t0 = time.perf_counter()
             results.append(det.compute_distances(Q, MAX_DISTANCE, workers=w))
             wall = time.perf_counter() - t0
-            if tag == "1":
-                cpu_share.append((time.process_time() - c0) / wall)
-                walls["1"].append(wall)
-            elif tag == "cold":
+            after = _sched(_pids(det))
+            cpu = sum(a[0] - before.get(pid, (0.0, 0.0))[0] for pid, a in after.items())
+            wait = sum(a[1] - before.get(pid, (0.0, 0.0))[1] for pid, a in after.items())
+            sched[tag].append((cpu / (wall * w), wait))
+            if tag == "cold":
                 cold = wall
             else:
-                walls["k"].append(wall)
+                walls[tag].append(wall)
+
+        def busy(tag: str) -> str:
+            if not sched[tag] or not _HAVE_SCHEDSTAT:
+                return ""
+            share = min(x[0] for x in sched[tag])
+            wait = max(x[1] for x in sched[tag])
+            return f"; processes busy {share:.2f} of the time, waited up to {wait:.2f} s for a CPU"
+
         t1 = statistics.median(walls["1"])
         rows.append({"name": "throughput.workers_1", "value": n / t1, "unit": "configs/s",
-                     "note": f"n = {n}; CPU share of the 1-worker runs {min(cpu_share):.2f} "
-                             f"(< 1: other processes took CPU), load average before {load_before:.2f}"})
+                     "note": f"n = {n}, load average before {load_before:.2f}{busy('1')}"})
         if workers > 1:
             tk = statistics.median(walls["k"])
             same = all(np.array_equal(results[0], r) for r in results[1:])
             rows += [
                 {"name": f"throughput.workers_{workers}_cold", "value": n / cold, "unit": "configs/s",
-                 "note": "helper processes started inside the timing"},
+                 "note": f"helper processes started inside the timing{busy('cold')}"},
                 {"name": f"throughput.workers_{workers}_warm", "value": n / tk, "unit": "configs/s",
-                 "note": "helper processes reused"},
+                 "note": f"helper processes reused{busy('k')}"},
                 {"name": f"speedup.workers_{workers}_cold", "value": t1 / cold, "unit": "x", "note": "target >= 1.7"},
                 {"name": f"speedup.workers_{workers}_warm", "value": t1 / tk, "unit": "x", "note": "target >= 1.7"},
                 {"name": f"check.workers_{workers}_equal_one_worker", "value": float(same), "unit": "bool",
