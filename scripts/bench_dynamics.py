@@ -21,7 +21,7 @@ def main(argv=None) -> int:
     ap.add_argument("--robots", nargs="+", default=list(ROBOTS),
                     help=f"robot names ({', '.join(ROBOTS)}) or URDF paths")
     ap.add_argument("--n", type=int, default=10_000, help="batch size (default 10000)")
-    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds (median)")
+    ap.add_argument("--repeats", type=int, default=7, help="interleaved rounds (median)")
     ap.add_argument("--single-calls", type=int, default=2000, help="calls per single-call round")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
     args = ap.parse_args(argv)
