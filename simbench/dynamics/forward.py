@@ -29,10 +29,8 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     except KeyError:
         d = prepare(model)
     try:  # lean path: one (dof,) float64 configuration
-        M = K.crba_fast(d.idata, d.fdata, q)
-        if M.shape[0] == d.dof:
-            return M
-    except (TypeError, AttributeError):  # not a (dof,) float64 array (or no JIT)
+        return K.crba_fast(d.idata, d.fdata, q)
+    except (TypeError, AttributeError, ValueError):  # anything else: the general path
         pass
     batch, (Q,) = joint_arrays(model, (q, "q"))
     if batch == ():
@@ -78,11 +76,10 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     if f_ext is None and gravity is GRAVITY and not (damping or friction):
         try:  # lean path: one (dof,) float64 configuration, default gravity
             qdd = K.fd_fast(d.idata, d.fdata, q, qd, tau)
-            if qdd.shape[0] == d.dof:
-                if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
-                    _singular(model, qdd, q)
-                return qdd
-        except (TypeError, AttributeError):  # not a (dof,) float64 array (or no JIT)
+            if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
+                _singular(model, qdd, q)
+            return qdd
+        except (TypeError, AttributeError, ValueError):  # anything else: the general path
             pass
     batch, (Q, QD, TAU) = joint_arrays(model, (q, "q"), (qd, "qd"), (tau, "tau"))
     gx, gy, gz = gravity_vector(gravity)

@@ -948,8 +948,8 @@ def crba_batch(idata, fdata, Q):
 # ---------------------------------------------------------------------------- lean entry points
 # Explicit signatures: the dispatcher never compiles another specialisation, and any other
 # argument type (2-D, read-only, non-contiguous, float32, lists) raises TypeError at once, which
-# the Python wrapper takes as "use the general path". An empty result means "the lengths do not
-# match dof or a value is not finite" (the general path then raises the right error).
+# the Python wrapper takes as "use the general path"; so does the ValueError raised for lengths
+# that do not match dof or non-finite values (the general path then raises the clear error).
 _V = "float64[::1]"
 _MODEL = "int64[:,::1], float64[:,::1]"
 
@@ -959,9 +959,9 @@ def id_fast(idata, fdata, q, qd, qdd):
     """RNEA for one configuration with the default gravity stored in the root row."""
     n = idata[0, 3]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
-        return np.empty(0)
+        raise ValueError("shape")
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
-        return np.empty(0)
+        raise ValueError("not finite")
     # one allocation: tau and the work array share a buffer (tau is returned as a view)
     buf = np.empty(n + idata.shape[0] * NW)
     tau = buf[:n]
@@ -976,7 +976,7 @@ def crba_fast(idata, fdata, q):
     """Mass matrix for one configuration."""
     n = idata[0, 3]
     if q.shape[0] != n or not all_finite(q):
-        return np.empty((0, 0))
+        raise ValueError("bad q")
     M = np.empty((n, n))
     W = np.empty((idata.shape[0], NW))
     crba_core(idata, fdata, q, M, W)
@@ -988,9 +988,9 @@ def fd_fast(idata, fdata, q, qd, tau):
     """Forward dynamics for one configuration, default gravity; all-nan if M is singular."""
     n = idata[0, 3]
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
-        return np.empty(0)
+        raise ValueError("shape")
     if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
-        return np.empty(0)
+        raise ValueError("not finite")
     qdd = np.empty(n)
     W = np.empty((idata.shape[0], NW))
     M = np.empty((n, n))

@@ -228,10 +228,8 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         d = prepare(model)
     if f_ext is None and gravity is GRAVITY and not (damping or friction):
         try:  # lean path: one (dof,) float64 configuration, default gravity
-            tau = K.id_fast(d.idata, d.fdata, q, qd, qdd)
-            if tau.shape[0] == d.dof:
-                return tau
-        except (TypeError, AttributeError):  # not a (dof,) float64 array (or no JIT)
+            return K.id_fast(d.idata, d.fdata, q, qd, qdd)
+        except (TypeError, AttributeError, ValueError):  # anything else: the general path
             pass
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
     gx, gy, gz = gravity_vector(gravity)
