@@ -29,7 +29,7 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     except KeyError:
         d = prepare(model)
     try:  # lean path: one (dof,) float64 configuration
-        return K.crba_fast(d.idata, d.fdata, q)
+        return K.crba_fast(d.packed, q)
     except (TypeError, AttributeError, ValueError):  # anything else: the general path
         pass
     batch, (Q,) = joint_arrays(model, (q, "q"))
@@ -75,7 +75,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         d = prepare(model)
     if f_ext is None and gravity is GRAVITY and not (damping or friction):
         try:  # lean path: one (dof,) float64 configuration, default gravity
-            qdd = K.fd_fast(d.idata, d.fdata, q, qd, tau)
+            qdd = K.fd_fast(d.packed, q, qd, tau)
             if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
                 _singular(model, qdd, q)
             return qdd

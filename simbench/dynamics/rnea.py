@@ -39,6 +39,7 @@ class DynData:
     fdata: np.ndarray       # (nb, NF) float64
     full_idata: np.ndarray  # (nl, 4)
     full_fdata: np.ndarray  # (nl, NF)
+    packed: np.ndarray      # idata and fdata in one float64 array (kernels.pack)
     dof: int
     nl: int
     shape1: tuple        # (dof,)
@@ -123,6 +124,7 @@ def prepare(model: RobotModel) -> DynData:
                          np.array(b_axis), np.array(b_G), model.dof)
     mov = model.movable
     d = DynData(idata=idata, fdata=fdata, full_idata=full_idata, full_fdata=full_fdata,
+                packed=K.pack(idata, fdata),
                 dof=model.dof, nl=nl, shape1=(model.dof,), fext0=np.zeros((nl, 6)),
                 fext0b=np.zeros((1, nl, 6)),
                 damping=np.array(model.joint_damping[mov], dtype=float),
@@ -228,7 +230,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         d = prepare(model)
     if f_ext is None and gravity is GRAVITY and not (damping or friction):
         try:  # lean path: one (dof,) float64 configuration, default gravity
-            return K.id_fast(d.idata, d.fdata, q, qd, qdd)
+            return K.id_fast(d.packed, q, qd, qdd)
         except (TypeError, AttributeError, ValueError):  # anything else: the general path
             pass
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
