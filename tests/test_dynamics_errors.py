@@ -97,3 +97,13 @@ def test_simulate_errors():
     with pytest.raises(SimbenchError, match="diverged"):
         dyn.simulate(m, np.zeros(2), np.zeros(2), lambda t, q, qd: np.array([1e200, -1e200]), 1.0, 5,
                      method="euler")
+
+
+def test_dynamics_does_not_import_pybullet():
+    import subprocess
+    import sys
+
+    code = ("import sys, simbench.dynamics, simbench.dynamics.lagrange, simbench.dynamics.rigid_body, "
+            "simbench.spatial, simbench.bench_dynamics; "
+            "assert 'pybullet' not in sys.modules and 'pinocchio' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
