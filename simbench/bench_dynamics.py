@@ -6,7 +6,9 @@ the issue's target. PyBullet and Pinocchio are imported inside the function only
 Measurements are interleaved (ours, Pinocchio, PyBullet, ours, ...) so that load from other
 processes hits all of them alike; the median of ``repeats`` rounds is reported (and the best
 round in the JSON). The loops over Pinocchio / PyBullet get their inputs pre-split into rows
-(pre-converted to lists for PyBullet), so they pay no conversion inside the timed loop.
+(pre-converted to lists for PyBullet), so they pay no conversion inside the timed loop; one
+extra row times PyBullet converting each numpy row with ``.tolist()`` inside the loop, as a
+loop over a numpy batch must.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ ROBOTS = {
 TARGETS = {
     ("inverse_dynamics batched", "pinocchio"): 5.0,
     ("inverse_dynamics batched", "pybullet"): 8.0,
+    ("inverse_dynamics batched, pb .tolist() in loop", "pybullet"): 8.0,
     ("mass_matrix batched", "pinocchio"): 2.5,
     ("forward_dynamics batched", "pinocchio"): 2.5,
     ("inverse_dynamics single call", "pinocchio"): 1 / 1.5,
@@ -101,6 +104,11 @@ def run_benchmark(robots: Sequence[str] = ("kuka_iiwa", "franka_panda"), n: int 
                 for i in range(n):
                     p.calculateInverseDynamics(body, Ql[i], QDl[i], QDDl[i], physicsClientId=client)
 
+            def pb_id_loop_tolist() -> None:
+                for i in range(n):
+                    p.calculateInverseDynamics(body, Q[i].tolist(), QD[i].tolist(), QDD[i].tolist(),
+                                               physicsClientId=client)
+
             def pin_crba_loop() -> None:
                 for i in range(n):
                     pin.crba(pm, pd, qs[i])
@@ -118,6 +126,9 @@ def run_benchmark(robots: Sequence[str] = ("kuka_iiwa", "franka_panda"), n: int 
                     "ours": (lambda: inverse_dynamics(model, Q, QD, QDD), batch_calls, n),
                     "pinocchio": (pin_rnea_loop, 1, n),
                     "pybullet": (pb_id_loop, 1, n)}, n),
+                ("inverse_dynamics batched, pb .tolist() in loop", {
+                    "ours": (lambda: inverse_dynamics(model, Q, QD, QDD), batch_calls, n),
+                    "pybullet": (pb_id_loop_tolist, 1, n)}, n),
                 ("mass_matrix batched", {
                     "ours": (lambda: mass_matrix(model, Q), batch_calls, n),
                     "pinocchio": (pin_crba_loop, 1, n),
@@ -185,7 +196,7 @@ def _threading_layer() -> str:
 
 def format_table(rows: list[dict]) -> str:
     """A plain-text table of :func:`run_benchmark` rows (times in microseconds)."""
-    head = (f"{'robot':<13} {'case':<40} {'n':>6} {'ours us':>9} {'pin us':>8} {'pb us':>8} "
+    head = (f"{'robot':<13} {'case':<47} {'n':>6} {'ours us':>9} {'pin us':>8} {'pb us':>8} "
             f"{'x pin':>7} {'x pb':>7}  target")
     lines = [head, "-" * len(head)]
     for r in rows:
@@ -197,7 +208,7 @@ def format_table(rows: list[dict]) -> str:
             if f"target_vs_{other}" in r:
                 mark = "ok" if r[f"ok_vs_{other}"] else "MISSED"
                 tgt.append(f">= {r[f'target_vs_{other}']:.3g}x {short} {mark}")
-        lines.append(f"{r['robot']:<13} {r['case']:<40} {r['n']:>6} {num('ours_us', '9.3f')} "
+        lines.append(f"{r['robot']:<13} {r['case']:<47} {r['n']:>6} {num('ours_us', '9.3f')} "
                      f"{num('pinocchio_us', '8.3f')} {num('pybullet_us', '8.3f')} "
                      f"{num('speedup_vs_pinocchio', '7.2f')} {num('speedup_vs_pybullet', '7.2f')}  "
                      + ", ".join(tgt))

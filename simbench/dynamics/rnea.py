@@ -201,7 +201,8 @@ def joint_arrays(model: RobotModel, *named: tuple[Any, str]) -> tuple[tuple, lis
         raise ShapeError("joint arrays do not broadcast: " + ", ".join(
             f"{n} {a.shape}" for a, (_, n) in zip(arrs, named)) +
             f"; each must be (..., {model.dof}) in joint order {list(model.joint_names)}") from None
-    flat = [_kernel_array(np.broadcast_to(a, shape).reshape(-1, model.dof)) for a in arrs]
+    flat = [_kernel_array((a if a.shape == shape else np.broadcast_to(a, shape)).reshape(-1, model.dof))
+            for a in arrs]
     return shape[:-1], flat
 
 
