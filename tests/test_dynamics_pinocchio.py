@@ -135,3 +135,31 @@ def test_coriolis_matrix_against_pinocchio():
     C = dyn.coriolis_matrix(model, q, qd)
     assert rel_err(C @ qd, C_pin @ qd) < TOL
     assert rel_err(C, C_pin) < TOL
+
+
+def test_external_wrench_on_fixed_links_against_pinocchio():
+    """Wrenches on links attached by fixed joints (merged into their parent body for the dynamics
+    kernels): tau = ID - sum J^T F with Pinocchio's frame Jacobians; batched and single."""
+    model = RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    pm = pin.buildModelFromUrdf(model.source)
+    pd = pm.createData()
+    mp = PinMap(model, pm)
+    rng = np.random.default_rng(11)
+    Q = model.random_configuration(rng, 2)
+    QD, QDD = rng.normal(size=(2, model.dof)), rng.normal(size=(2, model.dof))
+    links = ["panda_hand", "panda_link8", "panda_link3"]
+    F = {name: rng.normal(size=(2, 6)) for name in links}
+    got = dyn.inverse_dynamics(model, Q, QD, QDD, f_ext=F)
+    for s in range(2):
+        pin.computeJointJacobians(pm, pd, mp.q(Q[s]))
+        pin.updateFramePlacements(pm, pd)
+        expected = mp.back(pin.rnea(pm, pd, mp.q(Q[s]), mp.v(QD[s]), mp.v(QDD[s])))
+        for name in links:
+            Jp = _jac(pm, pd, pm.getFrameId(name, pin.FrameType.BODY)) @ mp.P
+            expected = expected - np.vstack([Jp[3:], Jp[:3]]).T @ F[name][s]
+        assert rel_err(got[s], expected) < TOL
+        single = dyn.inverse_dynamics(model, Q[s], QD[s], QDD[s], f_ext={k: v[s] for k, v in F.items()})
+        assert rel_err(single, expected) < TOL
+        # forward dynamics with the same wrenches inverts it
+        qdd = dyn.forward_dynamics(model, Q[s], QD[s], expected, f_ext={k: v[s] for k, v in F.items()})
+        assert rel_err(qdd, QDD[s]) < 1e-8
