@@ -24,9 +24,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=7, help="interleaved rounds (median)")
     ap.add_argument("--single-calls", type=int, default=2000, help="calls per single-call round")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
+    ap.add_argument("--quick", action="store_true", help="a short smoke run (n <= 1000)")
     args = ap.parse_args(argv)
     rows = run_benchmark(args.robots, n=args.n, json_path=args.json, repeats=args.repeats,
-                         single_calls=args.single_calls)
+                         single_calls=args.single_calls, quick=args.quick)
     print(format_table(rows))
     missed = [r for r in rows if any(k.startswith("ok_vs_") and not v for k, v in r.items())]
     return 1 if missed else 0

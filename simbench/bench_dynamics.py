@@ -60,13 +60,17 @@ def _interleaved(fns: dict[str, tuple[Callable[[], Any], int, int]], repeats: in
 def run_benchmark(robots: Sequence[str] = ("kuka_iiwa", "franka_panda"), n: int = 10_000,
                   json_path: str | os.PathLike | None = None, *, repeats: int = 7,
                   single_calls: int = 2000, batch_calls: int = 10, lagrange_n: int = 500,
-                  seed: int = 0) -> list[dict]:
+                  seed: int = 0, quick: bool = False) -> list[dict]:
     """Benchmark rows (list of dicts); also written as JSON to ``json_path`` when given.
 
     ``robots``: names of :data:`ROBOTS` or URDF paths. ``n``: batch size of the batched cases;
     a round times ``batch_calls`` batched calls of ours (one loop of the others, which is
-    ~10 times longer), ``single_calls`` single calls of each.
+    ~10 times longer), ``single_calls`` single calls of each. ``quick``: a smoke run
+    (n <= 1000, 3 rounds, fewer calls), for CI; its numbers are not the issue's measurement.
     """
+    if quick:
+        n, repeats = min(n, 1000), min(repeats, 3)
+        single_calls, batch_calls, lagrange_n = min(single_calls, 200), min(batch_calls, 3), min(lagrange_n, 50)
     import numba
     import pinocchio as pin
     import pybullet as p
@@ -179,7 +183,7 @@ def run_benchmark(robots: Sequence[str] = ("kuka_iiwa", "franka_panda"), n: int 
                 "numba_threads": numba.get_num_threads(),
                 "threading_layer": _threading_layer(), "pinocchio": pin.__version__,
                 "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "repeats": repeats, "n": n}
+                "repeats": repeats, "n": n, "quick": quick}
         with open(json_path, "w") as fh:
             json.dump({"meta": meta, "rows": rows}, fh, indent=2)
     return rows
