@@ -13,6 +13,15 @@ specialisation for every robot, few arguments to unbox per call):
     about the link origin, link axes; in the root row, the default gravity (3); then
     ``R0 [axis]`` (9), ``R0 [axis]^2`` (9) and ``R0 axis`` (3), precomputed for the joint motion.
 
+Links attached by fixed joints are merged into their parent body before the dynamics kernels
+see the tree (``rnea.prepare``); kinematics and external wrenches use the full tree.
+
+Three families of entry points: ``*_fast`` (one configuration, explicit signatures, the model
+as one packed array: the lean single-call path), ``*1`` (one configuration, general), and
+``*_batch`` (``parallel=True``, one ``prange`` iteration per block of ``BS`` configurations;
+inside a block the configuration index is the innermost loop so that LLVM vectorises across
+configurations, with a polynomial sin/cos that vectorises too).
+
 Spatial vectors are [angular; linear] in the link frame (slides of seed 001): twist ``V = (w, v)``,
 wrench ``F = (m, f)``. For link ``k`` with parent ``p``, ``(R, t)`` is the pose of ``k`` in ``p``:
 ``R = R0 Rot(axis, q)``, ``t = p0`` (revolute) or ``R = R0``, ``t = p0 + R0 axis q`` (prismatic).
