@@ -29,7 +29,8 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     except KeyError:
         d = prepare(model)
     try:  # lean path: one (dof,) float64 configuration
-        return K.crba_fast(d.packed, q)
+        if getattr(q, "ndim", 1) == 1:
+            return K.crba_fast(d.packed, q)
     except (TypeError, AttributeError, ValueError):  # anything else: the general path
         pass
     batch, (Q,) = joint_arrays(model, (q, "q"))
@@ -73,7 +74,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         d = model._cache["_dyn"]
     except KeyError:
         d = prepare(model)
-    if f_ext is None and gravity is GRAVITY and not (damping or friction):
+    if f_ext is None and gravity is GRAVITY and not (damping or friction) and getattr(q, "ndim", 1) == 1:
         try:  # lean path: one (dof,) float64 configuration, default gravity
             qdd = K.fd_fast(d.packed, q, qd, tau)
             if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
@@ -108,12 +109,14 @@ def step(model: RobotModel, q: np.ndarray, qd: np.ndarray, t: float, dt: float,
     ``semi_implicit``: ``q' += dt q''`` then ``q += dt q'`` (new velocity);
     ``rk4``: classical Runge-Kutta on ``(q, q')`` with the controller evaluated at each stage.
     """
+    dof = prepare(model).dof
+
     def tau_of(tt: float, qq: np.ndarray, vv: np.ndarray) -> np.ndarray:
         if controller is None:
-            return np.zeros(model.dof)
+            return np.zeros(dof)
         out = np.asarray(controller(tt, qq, vv), dtype=float)
-        if out.shape != (model.dof,):
-            raise ShapeError(f"the controller returned shape {out.shape}; expected ({model.dof},) "
+        if out.shape != (dof,):
+            raise ShapeError(f"the controller returned shape {out.shape}; expected ({dof},) "
                              f"torques in joint order {list(model.joint_names)}")
         return np.ascontiguousarray(out)
 

@@ -192,16 +192,27 @@ def fext_array(model: RobotModel, d: DynData, f_ext: Mapping[str, Any] | None,
     return np.ascontiguousarray(out.reshape((-1, d.nl, 6))), True
 
 
+def _joint_array(model: RobotModel, value: Any, name: str, dof: int) -> np.ndarray:
+    """:func:`simbench.model.as_joint_array`, with a compiled finiteness test for the common
+    case of a writable C-contiguous float64 batch (np.isfinite allocates a boolean array)."""
+    if (type(value) is np.ndarray and value.dtype.char == "d" and value.ndim >= 1
+            and value.shape[-1] == dof and value.flags.c_contiguous and value.flags.writeable
+            and K.all_finite(value.reshape(-1))):
+        return value
+    return as_joint_array(model, value, name)
+
+
 def joint_arrays(model: RobotModel, *named: tuple[Any, str]) -> tuple[tuple, list[np.ndarray]]:
     """Validate and broadcast joint arrays; returns the batch shape and (N, dof) arrays."""
-    arrs = [as_joint_array(model, v, n) for v, n in named]
+    dof = prepare(model).dof   # cached; model.dof is recomputed on every access
+    arrs = [_joint_array(model, v, n, dof) for v, n in named]
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrs))
     except ValueError:
         raise ShapeError("joint arrays do not broadcast: " + ", ".join(
             f"{n} {a.shape}" for a, (_, n) in zip(arrs, named)) +
-            f"; each must be (..., {model.dof}) in joint order {list(model.joint_names)}") from None
-    flat = [_kernel_array((a if a.shape == shape else np.broadcast_to(a, shape)).reshape(-1, model.dof))
+            f"; each must be (..., {dof}) in joint order {list(model.joint_names)}") from None
+    flat = [_kernel_array((a if a.shape == shape else np.broadcast_to(a, shape)).reshape(-1, dof))
             for a in arrs]
     return shape[:-1], flat
 
@@ -229,7 +240,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         d = model._cache["_dyn"]
     except KeyError:
         d = prepare(model)
-    if f_ext is None and gravity is GRAVITY and not (damping or friction):
+    if f_ext is None and gravity is GRAVITY and not (damping or friction) and getattr(q, "ndim", 1) == 1:
         try:  # lean path: one (dof,) float64 configuration, default gravity
             return K.id_fast(d.packed, q, qd, qdd)
         except (TypeError, AttributeError, ValueError):  # anything else: the general path
@@ -263,10 +274,11 @@ def bias_forces(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] 
                 f_ext: Mapping[str, Any] | None = None) -> np.ndarray:
     """``C(q, q') q' + g(q)`` (the RNEA with ``q'' = 0``), shape (..., dof)."""
     qd_arr = as_joint_array(model, qd, "qd")
-    return inverse_dynamics(model, q, qd_arr, np.zeros(model.dof), gravity=gravity, f_ext=f_ext)
+    return inverse_dynamics(model, q, qd_arr, np.zeros(prepare(model).dof), gravity=gravity,
+                            f_ext=f_ext)
 
 
 def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] = GRAVITY) -> np.ndarray:
     """``g(q) = dP/dq``: the torques that hold the robot still, shape (..., dof)."""
-    z = np.zeros(model.dof)
+    z = np.zeros(prepare(model).dof)
     return inverse_dynamics(model, q, z, z, gravity=gravity)
