@@ -225,6 +225,9 @@ def _kernel_array(a: np.ndarray) -> np.ndarray:
     return np.array(a, dtype=float, order="C")
 
 
+_id_fast = K.id_fast
+
+
 def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
                      gravity: Sequence[float] = GRAVITY, f_ext: Mapping[str, Any] | None = None,
                      damping: bool = False, friction: bool = False) -> np.ndarray:
@@ -236,15 +239,13 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     ``damping`` / ``friction``: add ``d_i q'_i`` / ``f_i sign(q'_i)`` from the URDF
     ``<dynamics>`` tags (seed 000).
     """
-    try:
-        d = model._cache["_dyn"]
-    except KeyError:
-        d = prepare(model)
-    if f_ext is None and gravity is GRAVITY and not (damping or friction) and getattr(q, "ndim", 1) == 1:
+    if f_ext is None and gravity is GRAVITY and not damping and not friction:
         try:  # lean path: one (dof,) float64 configuration, default gravity
-            return K.id_fast(d.packed, q, qd, qdd)
-        except (TypeError, AttributeError, ValueError):  # anything else: the general path
+            if q.ndim == 1:
+                return _id_fast(model._cache["_dyn"].packed, q, qd, qdd)
+        except (TypeError, AttributeError, ValueError, KeyError):  # the general path
             pass
+    d = prepare(model)
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
     gx, gy, gz = gravity_vector(gravity)
     F, has = fext_array(model, d, f_ext, batch)
