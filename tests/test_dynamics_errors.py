@@ -107,3 +107,12 @@ def test_dynamics_does_not_import_pybullet():
             "simbench.spatial, simbench.bench_dynamics; "
             "assert 'pybullet' not in sys.modules and 'pinocchio' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_zero_dof_robot_gives_empty_results():
+    m = RobotModel.from_urdf("pybullet_data:cube.urdf")
+    z = np.zeros(0)
+    assert dyn.inverse_dynamics(m, z, z, z).shape == (0,)
+    assert dyn.mass_matrix(m, np.zeros((4, 0))).shape == (4, 0, 0)
+    assert dyn.forward_dynamics(m, np.zeros((3, 0)), z, z).shape == (3, 0)
+    assert dyn.forward_kinematics(m, z).shape == (1, 4, 4)

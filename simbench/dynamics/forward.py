@@ -47,6 +47,8 @@ class _Overflow(SimbenchError):
 
 def _singular(model: RobotModel, qdd: np.ndarray, Q: np.ndarray) -> None:
     """Raise a clear error if ``qdd`` is not finite: a singular M, or an overflow."""
+    if qdd.size == 0:
+        return
     bad = np.flatnonzero((~np.isfinite(qdd.reshape(-1, model.dof))).any(axis=-1))
     if bad.size == 0:
         return

@@ -212,7 +212,8 @@ def joint_arrays(model: RobotModel, *named: tuple[Any, str]) -> tuple[tuple, lis
         raise ShapeError("joint arrays do not broadcast: " + ", ".join(
             f"{n} {a.shape}" for a, (_, n) in zip(arrs, named)) +
             f"; each must be (..., {dof}) in joint order {list(model.joint_names)}") from None
-    flat = [_kernel_array((a if a.shape == shape else np.broadcast_to(a, shape)).reshape(-1, dof))
+    rows = int(np.prod(shape[:-1], dtype=np.int64))   # (-1 is ambiguous when dof == 0)
+    flat = [_kernel_array((a if a.shape == shape else np.broadcast_to(a, shape)).reshape(rows, dof))
             for a in arrs]
     return shape[:-1], flat
 
