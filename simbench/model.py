@@ -19,7 +19,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -384,28 +384,29 @@ def _check_numbers(el: Any, owner: str, source: str, issues: list[ModelIssue]) -
                                          {"attribute": attr, "value": text, "read": numbers}))
 
 
+def _named(root: Any, tag: str, source: str) -> Iterator[tuple[str, Any]]:
+    """(name, element) for every ``<tag>`` child of ``root``; names must exist and be unique."""
+    seen: set[str] = set()
+    for el in root.findall(tag):
+        name = el.get("name")
+        if not name:
+            raise URDFError(f"{source}: a <{tag}> element (line {el.sourceline}) has no name")
+        if name in seen:
+            raise URDFError(f"{source}: {tag} {name!r} is defined twice")
+        seen.add(name)
+        yield name, el
+
+
 def _validate_tree(root: Any, source: str, issues: list[ModelIssue]) -> None:
     """Checks whose failure would otherwise surface as a KeyError inside the parser."""
     links: set[str] = set()
-    for el in root.findall("link"):
-        name = el.get("name")
-        if not name:
-            raise URDFError(f"{source}: a <link> element (line {el.sourceline}) has no name")
-        if name in links:
-            raise URDFError(f"{source}: link {name!r} is defined twice")
+    for name, el in _named(root, "link", source):
         links.add(name)
         _check_numbers(el, f"link {name!r}", source, issues)
     if not links:
         raise URDFError(f"{source}: the robot has no <link>")
-    joints: set[str] = set()
     child_of: dict[str, str] = {}
-    for el in root.findall("joint"):
-        name = el.get("name")
-        if not name:
-            raise URDFError(f"{source}: a <joint> element (line {el.sourceline}) has no name")
-        if name in joints:
-            raise URDFError(f"{source}: joint {name!r} is defined twice")
-        joints.add(name)
+    for name, el in _named(root, "joint", source):
         jtype = el.get("type")
         if jtype not in _KNOWN_TYPES:
             raise URDFError(f"{source}: joint {name!r} has type {jtype!r}; expected one of "
