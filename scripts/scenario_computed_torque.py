@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from simbench.dynamics import inverse_dynamics
+from simbench.plotting import save_figure, stacked_axes
 
 SCENE = {"robot": "robot",
          "body": [{"name": "ground", "urdf": "pybullet_data:plane.urdf", "fixed_base": True},
@@ -93,13 +94,10 @@ def wrong_model(model, link: str = WRONG_LINK):
 
 
 def plot(ours: dict, wrong: dict, path: Path, joint_names) -> Path | None:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        print("matplotlib is not installed: no plot", file=sys.stderr)
+    made = stacked_axes(2)
+    if made is None:
         return None
-    fig = Figure(figsize=(10, 7), tight_layout=True)
-    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
+    fig, (ax1, ax2) = made
     for j, color in ((1, "C0"), (3, "C1"), (5, "C2")):
         for run, style, label in ((ours, "-", "our model"), (wrong, "--", f"{WRONG_LINK} mass x2")):
             if len(run["t"]):
@@ -116,9 +114,7 @@ def plot(ours: dict, wrong: dict, path: Path, joint_names) -> Path | None:
     ax2.set_ylabel("max_j |q_d - q| (rad)")
     ax2.set_title(f"computed-torque tracking, Kp = {KP:g}, Kd = {KD:g}")
     ax2.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    return path
+    return save_figure(fig, path)
 
 
 def main(sim):

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from simbench.dynamics import rigid_body as rb
+from simbench.plotting import save_figure, stacked_axes
 
 URDF = str(Path(__file__).resolve().parents[1] / "assets" / "urdf" / "sim" / "flip_box.urdf")
 CENTER_OURS = np.array([0.0, -0.35, 1.0])
@@ -118,13 +119,10 @@ def main(sim):
 
 
 def plot(t, X, E, path: Path):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        print("matplotlib is not installed: no plot", file=sys.stderr)
+    made = stacked_axes(2)
+    if made is None:
         return None
-    fig = Figure(figsize=(10, 7), tight_layout=True)
-    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
+    fig, (ax1, ax2) = made
     for i, axis in enumerate("xyz"):
         ax1.plot(t, X["rk4"][:, i], label=f"w_{axis}, ours (RKMK4)")
         ax1.plot(t, X["pybullet"][:, i], ":", label=f"w_{axis}, PyBullet")
@@ -135,9 +133,7 @@ def plot(t, X, E, path: Path):
     ax2.set_ylabel("E / E0 - 1")
     ax2.set_xlabel("t (s)")
     ax2.legend(fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    return path
+    return save_figure(fig, path)
 
 
 if __name__ == "__main__":

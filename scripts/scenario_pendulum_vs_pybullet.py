@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from simbench.dynamics import kinetic_energy, potential_energy, simulate
+from simbench.plotting import save_figure, stacked_axes
 
 URDF = str(Path(__file__).resolve().parents[1] / "assets" / "urdf" / "sim" / "pendulum3.urdf")
 HEIGHT = 1.8  # m, the pivots
@@ -118,16 +119,13 @@ def main(sim):
 
 
 def plot(t, Q, E, swing, path: Path):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        print("matplotlib is not installed: no plot", file=sys.stderr)
+    made = stacked_axes(2)
+    if made is None:
         return None
+    fig, (ax1, ax2) = made
     labels = {"pybullet": "PyBullet, default damping", "pybullet_undamped": "PyBullet, damping off",
               "semi_implicit": "ours, semi-implicit Euler", "rk4": "ours, RK4"}
     styles = {"pybullet": "-", "pybullet_undamped": "-", "semi_implicit": ":", "rk4": "--"}
-    fig = Figure(figsize=(10, 7), tight_layout=True)
-    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
     for k in labels:
         ax1.plot(t, Q[k][:, 0], styles[k], label=labels[k])
         ax2.plot(t, (E[k] - E[k][0]) / swing, styles[k], label=labels[k])
@@ -136,9 +134,7 @@ def plot(t, Q, E, swing, path: Path):
     ax2.set_ylabel("(E - E0) / swing energy")
     ax2.set_xlabel("t (s)")
     ax2.set_title(f"triple pendulum, dt = {t[1] - t[0]:.4g} s" if len(t) > 1 else "triple pendulum")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    return path
+    return save_figure(fig, path)
 
 
 if __name__ == "__main__":
