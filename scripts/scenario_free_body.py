@@ -84,11 +84,7 @@ def main(sim):
         gp[:3, :3], gp[:3, 3] = R, np.array(pos) - CENTER_PYBULLET
         log["pybullet"].append((gp, np.concatenate([R.T @ np.array(w_world), np.zeros(3)])))
 
-    sim.add_step_callback(advance)
-    n = int(round(total / sim.dt))
-    while sim.running and sim.steps < n:
-        sim.step()
-    sim.remove_step_callback(advance)
+    sim.run_until(total, advance)
 
     t = np.arange(len(log["rk4"])) * sim.dt
     G = {k: np.array([s[0] for s in v]) for k, v in log.items()}

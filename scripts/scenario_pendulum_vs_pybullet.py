@@ -71,11 +71,7 @@ def main(sim):
         log["pybullet"].append(pb.state())
         log["pybullet_undamped"].append(pb0.state())
 
-    sim.add_step_callback(advance)
-    n = int(round(total / sim.dt))
-    while sim.running and sim.steps < n:
-        sim.step()
-    sim.remove_step_callback(advance)
+    sim.run_until(total, advance)
 
     t = np.arange(len(log["rk4"])) * sim.dt
     Q = {k: np.array([s[0] for s in v]) for k, v in log.items()}

@@ -775,6 +775,21 @@ class Simulation:
         """Step for ``seconds`` of simulated time (rounded to whole steps); returns ``t``."""
         return self.step(max(0, round(float(seconds) / self.dt)))
 
+    def run_until(self, t: float, callback: Callable[["Simulation"], None] | None = None) -> float:
+        """Step until simulated time ``t`` (rounded to whole steps) or until the run is over,
+        whichever comes first, without raising :class:`SimulationDone`; ``callback(sim)`` is a
+        step callback meanwhile (see :meth:`add_step_callback`). Returns ``t``."""
+        n = round(float(t) / self.dt)
+        if callback is not None:
+            self.add_step_callback(callback)
+        try:
+            while self.running and self._steps < n:
+                self.step()
+        finally:
+            if callback is not None:
+                self.remove_step_callback(callback)
+        return self.t
+
     def add_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
         """Call ``fn(sim)`` after every physics step (before recording frames are taken)."""
         self._callbacks.append(fn)

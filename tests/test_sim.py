@@ -59,6 +59,18 @@ def test_duration_and_stop_request():
     assert not issubclass(SimulationDone, Exception)  # a script's `except Exception` won't eat it
 
 
+def test_run_until_stops_quietly_and_removes_its_callback():
+    with Simulation(KUKA_ONLY, gui=False, dt=0.01, duration=0.1) as s:
+        seen = []
+        assert s.run_until(0.05, lambda sim: seen.append(sim.steps)) == pytest.approx(0.05)
+        assert seen == [1, 2, 3, 4, 5] and s.steps == 5
+        assert s.run_until(1.0) == pytest.approx(0.1) and s.steps == 10  # the duration: no raise
+        assert s.run_until(0.3) == pytest.approx(0.1) and seen == [1, 2, 3, 4, 5]  # callback gone
+    with Simulation(KUKA_ONLY, gui=False, dt=0.01) as s:  # a stop request ends it too
+        s.run_until(0.05, lambda sim: sim.request_stop("enough") if sim.steps == 2 else None)
+        assert s.steps == 2 and not s.running
+
+
 def test_robot_state_matches_pybullet(sim):
     r = sim.robot
     assert r.joint_names == sim.model.joint_names and r.dof == 7
