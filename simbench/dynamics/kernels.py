@@ -81,12 +81,10 @@ _C3, _C4, _C5 = 2.48015872888517045348E-5, -1.38888888888730564116E-3, 4.1666666
 _FOPI = 1.27323954473516268615
 
 
-@njit(cache=True)
-def sin_1mcos(x):
-    """(sin x, 1 - cos x) with the polynomials of :func:`sincos_block` (math.sin/cos if huge)."""
+@njit(cache=True, inline="always")
+def sin_1mcos_poly(x):
+    """(sin x, 1 - cos x) by the polynomials, for |x| < 1e7 (no branch: vectorises in a loop)."""
     ax = abs(x)
-    if ax > 1e7:
-        return math.sin(x), 1.0 - math.cos(x)
     y = math.floor(ax * _FOPI)
     k = np.int64(y)
     odd = k & 1
@@ -105,6 +103,14 @@ def sin_1mcos(x):
         ssign = -ssign
     csign = -1.0 if (k == 2) | (k == 4) else 1.0
     return ssign * sn, 1.0 - csign * cs
+
+
+@njit(cache=True)
+def sin_1mcos(x):
+    """(sin x, 1 - cos x) with the polynomials of :func:`sin_1mcos_poly` (math.sin/cos if huge)."""
+    if abs(x) > 1e7:
+        return math.sin(x), 1.0 - math.cos(x)
+    return sin_1mcos_poly(x)
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
@@ -532,28 +538,7 @@ def sincos_block(Q, b0, nb, j, T):
             T[1, b] = 1.0 - math.cos(Q[b0 + b, j])
         return
     for b in range(nb):
-        xb = Q[b0 + b, j]
-        ax = abs(xb)
-        y = math.floor(ax * _FOPI)
-        k = np.int64(y)
-        odd = k & 1
-        k += odd
-        y += odd
-        k &= 7
-        z = ((ax - y * _DP1) - y * _DP2) - y * _DP3
-        zz = z * z
-        ps = z + z * zz * (((((_S0 * zz + _S1) * zz + _S2) * zz + _S3) * zz + _S4) * zz + _S5)
-        pc = 1.0 - 0.5 * zz + zz * zz * (((((_C0 * zz + _C1) * zz + _C2) * zz + _C3) * zz + _C4) * zz
-                                         + _C5)
-        swap = (k == 2) | (k == 6)
-        sn = pc if swap else ps
-        cs = ps if swap else pc
-        ssign = -1.0 if k >= 4 else 1.0
-        if xb < 0:
-            ssign = -ssign
-        csign = -1.0 if (k == 2) | (k == 4) else 1.0
-        T[0, b] = ssign * sn
-        T[1, b] = 1.0 - csign * cs
+        T[0, b], T[1, b] = sin_1mcos_poly(Q[b0 + b, j])
 
 
 @njit(cache=True, fastmath=_FM)
@@ -577,29 +562,7 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
         j = idata[k, 2]
         rev = 1.0 if jt == REVOLUTE else 0.0
         pri = 1.0 if jt == PRISMATIC else 0.0
-        # joint motion
-        if jt == REVOLUTE:
-            sincos_block(Q, b0, nb, j, T)
-            for i in range(9):
-                r0 = fdata[k, C_R0 + i]
-                ra = fdata[k, C_A + i]
-                rb = fdata[k, C_B + i]
-                for b in range(nb):
-                    W[k, W_R + i, b] = r0 + T[0, b] * ra + T[1, b] * rb
-            for i in range(3):
-                t0 = fdata[k, C_P0 + i]
-                for b in range(nb):
-                    W[k, W_T + i, b] = t0
-        else:
-            for i in range(9):
-                r0 = fdata[k, C_R0 + i]
-                for b in range(nb):
-                    W[k, W_R + i, b] = r0
-            for i in range(3):
-                t0 = fdata[k, C_P0 + i]
-                di = fdata[k, C_D + i] * pri
-                for b in range(nb):
-                    W[k, W_T + i, b] = t0 + di * (Q[b0 + b, j] if jt == PRISMATIC else 0.0)
+        link_transform_block(idata, fdata, Q, b0, nb, k, W, T)
         if jt != FIXED:
             for b in range(nb):
                 T[2, b] = QD[b0 + b, j]
@@ -781,39 +744,45 @@ def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, QDD0):
     return qdd
 
 
+@njit(cache=True, fastmath=_FM, inline="always")
+def link_transform_block(idata, fdata, Q, b0, nb, k, W, T):
+    """Joint transform (R, t) of link k for rows b0 .. b0+nb of Q into W[k, W_R/W_T, b]
+    (T[0:2] scratch): the block form of :func:`joint_transform`."""
+    jt = idata[k, 1]
+    j = idata[k, 2]
+    if jt == REVOLUTE:
+        sincos_block(Q, b0, nb, j, T)
+        for i in range(9):
+            r0 = fdata[k, C_R0 + i]
+            ra = fdata[k, C_A + i]
+            rb = fdata[k, C_B + i]
+            for b in range(nb):
+                W[k, W_R + i, b] = r0 + T[0, b] * ra + T[1, b] * rb
+        for i in range(3):
+            t0 = fdata[k, C_P0 + i]
+            for b in range(nb):
+                W[k, W_T + i, b] = t0
+    else:
+        for i in range(9):
+            r0 = fdata[k, C_R0 + i]
+            for b in range(nb):
+                W[k, W_R + i, b] = r0
+        for i in range(3):
+            t0 = fdata[k, C_P0 + i]
+            di = fdata[k, C_D + i]
+            if jt == PRISMATIC:
+                for b in range(nb):
+                    W[k, W_T + i, b] = t0 + di * Q[b0 + b, j]
+            else:
+                for b in range(nb):
+                    W[k, W_T + i, b] = t0
+
+
 @njit(cache=True, fastmath=_FM)
 def block_transforms(idata, fdata, Q, b0, nb, W, T):
     """Joint transforms (R, t) of every link for rows b0 .. b0+nb of Q into W[k, W_R/W_T, b]."""
-    nl = idata.shape[0]
-    for k in range(1, nl):
-        jt = idata[k, 1]
-        j = idata[k, 2]
-        if jt == REVOLUTE:
-            sincos_block(Q, b0, nb, j, T)
-            for i in range(9):
-                r0 = fdata[k, C_R0 + i]
-                ra = fdata[k, C_A + i]
-                rb = fdata[k, C_B + i]
-                for b in range(nb):
-                    W[k, W_R + i, b] = r0 + T[0, b] * ra + T[1, b] * rb
-            for i in range(3):
-                t0 = fdata[k, C_P0 + i]
-                for b in range(nb):
-                    W[k, W_T + i, b] = t0
-        else:
-            for i in range(9):
-                r0 = fdata[k, C_R0 + i]
-                for b in range(nb):
-                    W[k, W_R + i, b] = r0
-            for i in range(3):
-                t0 = fdata[k, C_P0 + i]
-                di = fdata[k, C_D + i]
-                if jt == PRISMATIC:
-                    for b in range(nb):
-                        W[k, W_T + i, b] = t0 + di * Q[b0 + b, j]
-                else:
-                    for b in range(nb):
-                        W[k, W_T + i, b] = t0
+    for k in range(1, idata.shape[0]):
+        link_transform_block(idata, fdata, Q, b0, nb, k, W, T)
 
 
 @njit(cache=True, fastmath=_FM)
