@@ -246,6 +246,13 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                     return  # measured by simbench.bench_dynamics already
                 methods[method] = (mode, count, fn)
 
+            def add_symbolic(fn: str, single_args: list[tuple], batch_args: tuple) -> None:
+                """The lambdified and the compiled C rows of ``fn``: single calls, then batched."""
+                for impl, label in ((lam, "symbolic lambdify"), (compiled, getattr(compiled, "label", ""))):
+                    if impl is not None:
+                        add(label, "single", _loop(getattr(impl, fn), single_args), single)
+                        add(label + " batched", "batch", _batch(getattr(impl, fn), batch_args, n), n)
+
             if quantity == "inverse_dynamics":
                 if pin_ref is not None:
                     P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(qdd))
@@ -258,14 +265,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                                                            [(model, q, qd, qdd) for q, qd, qdd, _ in S]), single)
                 add("simbench Lagrangian batched", "batch",
                     _batch(lagrange.inverse_dynamics, (model, Q, QD, QDD), n), n)
-                if lam is not None:
-                    add("symbolic lambdify", "single", _loop(lam.inverse_dynamics,
-                                                             [(q, qd, qdd) for q, qd, qdd, _ in S]), single)
-                    add("symbolic lambdify batched", "batch", _batch(lam.inverse_dynamics, (Q, QD, QDD), n), n)
-                if compiled is not None:
-                    add(compiled.label, "single", _loop(compiled.inverse_dynamics,
-                                                               [(q, qd, qdd) for q, qd, qdd, _ in S]), single)
-                    add(compiled.label + " batched", "batch", _batch(compiled.inverse_dynamics, (Q, QD, QDD), n), n)
+                add_symbolic("inverse_dynamics", [(q, qd, qdd) for q, qd, qdd, _ in S], (Q, QD, QDD))
                 if pyb is not None:
                     L = [(pyb.body, q.tolist(), qd.tolist(), qdd.tolist()) for q, qd, qdd, _ in S]
                     cid = pyb.client
@@ -279,12 +279,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                 add("simbench CRBA", "single", _loop(dynamics.mass_matrix, [(model, s[0]) for s in S]), single)
                 add("simbench CRBA batched", "batch", _batch(dynamics.mass_matrix, (model, Q), n), n)
                 add("simbench Lagrangian", "single", _loop(lagrange.mass_matrix, [(model, s[0]) for s in S]), single)
-                if lam is not None:
-                    add("symbolic lambdify", "single", _loop(lam.mass_matrix, [(s[0],) for s in S]), single)
-                    add("symbolic lambdify batched", "batch", _batch(lam.mass_matrix, (Q,), n), n)
-                if compiled is not None:
-                    add(compiled.label, "single", _loop(compiled.mass_matrix, [(s[0],) for s in S]), single)
-                    add(compiled.label + " batched", "batch", _batch(compiled.mass_matrix, (Q,), n), n)
+                add_symbolic("mass_matrix", [(s[0],) for s in S], (Q,))
                 if pyb is not None:
                     cid = pyb.client
                     L = [(pyb.body, s[0].tolist()) for s in S]
