@@ -69,6 +69,15 @@ class RecordingError(SimbenchError):
 
 
 # ====================================================================== frame writers
+def _checked_frame(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The RGB part of an (H, W, 3 or 4) image as contiguous uint8, checked against (W, H)."""
+    img = np.ascontiguousarray(np.asarray(frame)[:, :, :3], dtype=np.uint8)
+    if img.shape[:2] != (size[1], size[0]):
+        raise RecordingError(f"frame has shape {np.shape(frame)}; expected ({size[1]}, {size[0]}, 3) "
+                             f"for a {size[0]}x{size[1]} recording")
+    return img
+
+
 def _frame_delays_cs(fps: float):
     """GIF delays in 1/100 s whose running sum follows ``k * 100 / fps`` (no drift)."""
     k = 0
@@ -100,11 +109,8 @@ class GifWriter:
     def add(self, frame: np.ndarray) -> None:
         from PIL import Image
 
-        img = np.ascontiguousarray(frame, dtype=np.uint8)
-        if img.shape[:2] != (self.size[1], self.size[0]):
-            raise RecordingError(f"frame has shape {img.shape}; expected ({self.size[1]}, "
-                                 f"{self.size[0]}, 3) for a {self.size[0]}x{self.size[1]} recording")
-        pal = Image.fromarray(img[:, :, :3]).quantize(256, method=Image.Quantize.FASTOCTREE)
+        img = _checked_frame(frame, self.size)
+        pal = Image.fromarray(img).quantize(256, method=Image.Quantize.FASTOCTREE)
         buf = io.BytesIO()
         pal.save(buf, format="GIF")
         block = _image_block(buf.getvalue())
@@ -200,10 +206,7 @@ class Mp4Writer:
                                       stderr=subprocess.PIPE, start_new_session=(os.name == "posix"))
 
     def add(self, frame: np.ndarray) -> None:
-        img = np.ascontiguousarray(frame[:, :, :3], dtype=np.uint8)
-        if img.shape[:2] != (self.size[1], self.size[0]):
-            raise RecordingError(f"frame has shape {img.shape}; expected ({self.size[1]}, "
-                                 f"{self.size[0]}, 3)")
+        img = _checked_frame(frame, self.size)
         try:
             self._proc.stdin.write(img.tobytes())
         except BrokenPipeError:
@@ -327,6 +330,7 @@ class Robot:
         self.name, self.id = body.name, body.id
         self._client = sim.client
         self.joint_names: tuple[str, ...] = body.movable_names
+        self._position = {n: i for i, n in enumerate(self.joint_names)}
         self._idx = np.array(body.movable_indices, dtype=int)
         info = [p.getJointInfo(body.id, int(j), physicsClientId=self._client) for j in self._idx]
         if any(row[2] == p.JOINT_SPHERICAL for row in info):
@@ -387,17 +391,15 @@ class Robot:
 
     def joint_index(self, name: str) -> int:
         """Position of joint ``name`` in ``q``."""
-        return lookup({n: i for i, n in enumerate(self.joint_names)}, name, "joint", f"body {self.name!r}")
+        return lookup(self._position, name, "joint", f"body {self.name!r}")
 
     def link_pose(self, link: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """World position (3,) and quaternion (x, y, z, w) of a link frame (None: the base)."""
         li = self.body.link_index(link)
         if li < 0:
             return self.sim.base_pose(self.name)
-        else:
-            st = p.getLinkState(self.id, li, computeForwardKinematics=True, physicsClientId=self._client)
-            pos, quat = st[4], st[5]
-        return np.array(pos), np.array(quat)
+        st = p.getLinkState(self.id, li, computeForwardKinematics=True, physicsClientId=self._client)
+        return np.array(st[4]), np.array(st[5])
 
     # ------------------------------------------------------------------ values by name
     def _values(self, value: Any, what: str, partial: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -423,6 +425,16 @@ class Robot:
             raise ShapeError(f"{what} holds {arr[i]} for joint {self.joint_names[i]!r}; expected finite numbers")
         return np.arange(self.dof), arr
 
+    def _velocities_for(self, sel: np.ndarray, qd: Any) -> np.ndarray:
+        """The velocities that go with positions for joints ``sel``: zeros when ``qd`` is None,
+        else ``qd``, which must name the same joints in the same order."""
+        if qd is None:
+            return np.zeros(len(sel))
+        sel_qd, qdv = self._values(qd, "qd", partial=True)
+        if not np.array_equal(sel, sel_qd):
+            raise ShapeError("q and qd must name the same joints in the same order")
+        return qdv
+
     # ------------------------------------------------------------------ control
     def set_joint_targets(self, q: Any = None, qd: Any = None, *, kp: float | Sequence[float] | None = None,
                           kd: float | Sequence[float] | None = None, forces: Any = None) -> None:
@@ -438,12 +450,7 @@ class Robot:
             raise SimbenchError("set_joint_targets needs position targets q or velocity targets qd")
         if q is not None:
             sel, qv = self._values(q, "q", partial=True)
-            if qd is None:
-                qdv = np.zeros(len(sel))
-            else:
-                sel2, qdv = self._values(qd, "qd", partial=True)
-                if not np.array_equal(sel, sel2):
-                    raise ShapeError("q and qd targets must name the same joints in the same order")
+            qdv = self._velocities_for(sel, qd)
             mode, label = p.POSITION_CONTROL, "position"
         else:
             sel, qdv = self._values(qd, "qd", partial=True)
@@ -501,12 +508,7 @@ class Robot:
         velocities ``qd`` (default 0). Joints under position control get ``q`` as their new
         target so they stay there; torques and modes are kept."""
         sel, qv = (np.arange(self.dof), self.initial_q) if q is None else self._values(q, "q", partial=True)
-        if qd is None:
-            qdv = np.zeros(len(sel))
-        else:
-            sel2, qdv = self._values(qd, "qd", partial=True)
-            if not np.array_equal(sel, sel2):
-                raise ShapeError("q and qd must name the same joints in the same order")
+        qdv = self._velocities_for(sel, qd)
         p.resetJointStatesMultiDof(self.id, self._idx[sel].tolist(), targetValues=[[float(a)] for a in qv],
                                    targetVelocities=[[float(b)] for b in qdv], physicsClientId=self._client)
         for k, i in enumerate(sel):
