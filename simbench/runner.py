@@ -150,15 +150,14 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     base = script.resolve().parent
     scene_arg = _scene_from(scene, Path.cwd()) if scene is not None else _scene_from(namespace.get("SCENE"), base)
     if duration is None:
-        duration = namespace.get("DURATION")
-    if duration is not None and not (float(duration) > 0):
-        raise SimbenchError(f"duration = {duration!r}; expected a positive number of seconds")
+        duration = namespace.get("DURATION")  # Simulation checks it (and dt)
     dt = float(dt if dt is not None else namespace.get("DT", 1 / 240))
 
     sim = Simulation(scene_arg, gui=gui, dt=dt, real_time=False, duration=duration, seed=seed)
     result = RunResult(script=script, reason="finished", gui=sim.gui)
     wall0 = time.perf_counter()
     restore = _install_stop_handlers(sim, stream)
+    rec = None
     try:
         sim.real_time = sim.gui if real_time is None else bool(real_time)
         sim.out_dir = Path(out_dir)
@@ -187,8 +186,8 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         # finishing the recording must not be cut short by another Ctrl-C
         _ignore_signals()
         try:
-            if record is not None and sim.recordings:
-                result.frames = sim.recordings[0].frames
+            if rec is not None:  # even when the script stopped it itself
+                result.frames = rec.frames
             if screenshot is not None and not sim.closed and _connected(sim):
                 sim.screenshot(screenshot, size)
                 result.screenshot = Path(screenshot)

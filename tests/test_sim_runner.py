@@ -114,6 +114,20 @@ def test_setup_errors_exit_2(tmp_path, capsys):
     with pytest.raises(SimbenchError, match=r"defines no main\(sim\)"):
         run_script(script)
     assert runner_main([str(script), "--direct"]) == 2
+    script = write(tmp_path, "def main(sim):\n    pass\n", "ok.py")
+    assert runner_main([str(script), "--direct", "--duration", "-1"]) == 2
+    assert "duration = -1" in capsys.readouterr().err
+
+
+def test_frames_counted_when_the_script_stops_the_recording(tmp_path):
+    script = write(tmp_path, """
+        def main(sim):
+            sim.advance(0.2)
+            sim.recordings[0].stop()
+            sim.advance(0.2)
+        """)
+    res = run_script(script, gui=False, record=tmp_path / "r.gif", fps=10, size=(64, 48), progress=False)
+    assert res.reason == "finished" and res.frames == Image.open(res.recording).n_frames == 3
 
 
 def test_gui_without_display_falls_back(tmp_path, monkeypatch, capsys):
