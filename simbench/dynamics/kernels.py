@@ -134,6 +134,108 @@ def joint_transform(idata, fdata, q, k, W):
             W[k, W_T + i] = fdata[k, C_P0 + i] + d * fdata[k, C_D + i]
 
 
+# Spatial algebra on tuples of scalars (inlined; shared by the single and the block kernels).
+# X = (R row-major (9), t (3)): pose of a child in its parent; V, F: 6-tuples [angular; linear];
+# inertia = (m, h (3), Io (9)) as in fdata[k, C_M:C_M + 13].
+@njit(cache=True, fastmath=_FM, inline="always")
+def pose(W, k):
+    """X of link k from a single-configuration work array."""
+    return (W[k, W_R], W[k, W_R + 1], W[k, W_R + 2], W[k, W_R + 3], W[k, W_R + 4], W[k, W_R + 5],
+            W[k, W_R + 6], W[k, W_R + 7], W[k, W_R + 8], W[k, W_T], W[k, W_T + 1], W[k, W_T + 2])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def pose_block(W, k, b):
+    """X of link k, configuration b of a block work array."""
+    return (W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b], W[k, W_R + 3, b], W[k, W_R + 4, b],
+            W[k, W_R + 5, b], W[k, W_R + 6, b], W[k, W_R + 7, b], W[k, W_R + 8, b],
+            W[k, W_T, b], W[k, W_T + 1, b], W[k, W_T + 2, b])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def load6(W, k, col):
+    """W[k, col:col + 6] as a tuple."""
+    return W[k, col], W[k, col + 1], W[k, col + 2], W[k, col + 3], W[k, col + 4], W[k, col + 5]
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def store6(W, k, col, V):
+    """W[k, col:col + 6] = V (a 6-tuple)."""
+    W[k, col], W[k, col + 1], W[k, col + 2], W[k, col + 3], W[k, col + 4], W[k, col + 5] = V
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def load6_block(W, k, col, b):
+    """W[k, col:col + 6, b] as a tuple."""
+    return (W[k, col, b], W[k, col + 1, b], W[k, col + 2, b],
+            W[k, col + 3, b], W[k, col + 4, b], W[k, col + 5, b])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def store6_block(W, k, col, b, V):
+    """W[k, col:col + 6, b] = V (a 6-tuple)."""
+    W[k, col, b], W[k, col + 1, b], W[k, col + 2, b], W[k, col + 3, b], W[k, col + 4, b], \
+        W[k, col + 5, b] = V
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def motion_to_child(X, V):
+    """Parent twist (or acceleration) V in the child frame: (R^T w, R^T (v + w x t))."""
+    R0, R1, R2, R3, R4, R5, R6, R7, R8, tx, ty, tz = X
+    w0, w1, w2, v0, v1, v2 = V
+    vx = v0 + w1 * tz - w2 * ty
+    vy = v1 + w2 * tx - w0 * tz
+    vz = v2 + w0 * ty - w1 * tx
+    return (R0 * w0 + R3 * w1 + R6 * w2, R1 * w0 + R4 * w1 + R7 * w2, R2 * w0 + R5 * w1 + R8 * w2,
+            R0 * vx + R3 * vy + R6 * vz, R1 * vx + R4 * vy + R7 * vz, R2 * vx + R5 * vy + R8 * vz)
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def force_to_parent(X, F):
+    """Child wrench F = (m, f) in the parent frame: (R m + t x (R f), R f)."""
+    R0, R1, R2, R3, R4, R5, R6, R7, R8, tx, ty, tz = X
+    m0, m1, m2, f0, f1, f2 = F
+    g0 = R0 * f0 + R1 * f1 + R2 * f2
+    g1 = R3 * f0 + R4 * f1 + R5 * f2
+    g2 = R6 * f0 + R7 * f1 + R8 * f2
+    return (R0 * m0 + R1 * m1 + R2 * m2 + ty * g2 - tz * g1,
+            R3 * m0 + R4 * m1 + R5 * m2 + tz * g0 - tx * g2,
+            R6 * m0 + R7 * m1 + R8 * m2 + tx * g1 - ty * g0, g0, g1, g2)
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def inertia(fdata, k):
+    """(m, h, Io) of link k as a 13-tuple."""
+    return (fdata[k, C_M], fdata[k, C_H], fdata[k, C_H + 1], fdata[k, C_H + 2],
+            fdata[k, C_IO], fdata[k, C_IO + 1], fdata[k, C_IO + 2], fdata[k, C_IO + 3],
+            fdata[k, C_IO + 4], fdata[k, C_IO + 5], fdata[k, C_IO + 6], fdata[k, C_IO + 7],
+            fdata[k, C_IO + 8])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def body_force(I, V, A):
+    """Newton-Euler force of a body: I A + V x* (I V), with I V = (Io w + h x u, m u - h x w)."""
+    m, hx, hy, hz, i0, i1, i2, i3, i4, i5, i6, i7, i8 = I
+    w0, w1, w2, u0, u1, u2 = V
+    a0, a1, a2, b0, b1, b2 = A
+    ma0 = i0 * w0 + i1 * w1 + i2 * w2 + (hy * u2 - hz * u1)
+    ma1 = i3 * w0 + i4 * w1 + i5 * w2 + (hz * u0 - hx * u2)
+    ma2 = i6 * w0 + i7 * w1 + i8 * w2 + (hx * u1 - hy * u0)
+    ml0 = m * u0 - (hy * w2 - hz * w1)
+    ml1 = m * u1 - (hz * w0 - hx * w2)
+    ml2 = m * u2 - (hx * w1 - hy * w0)
+    fa0 = i0 * a0 + i1 * a1 + i2 * a2 + (hy * b2 - hz * b1)
+    fa1 = i3 * a0 + i4 * a1 + i5 * a2 + (hz * b0 - hx * b2)
+    fa2 = i6 * a0 + i7 * a1 + i8 * a2 + (hx * b1 - hy * b0)
+    fl0 = m * b0 - (hy * a2 - hz * a1)
+    fl1 = m * b1 - (hz * a0 - hx * a2)
+    fl2 = m * b2 - (hx * a1 - hy * a0)
+    return (fa0 + w1 * ma2 - w2 * ma1 + u1 * ml2 - u2 * ml1,
+            fa1 + w2 * ma0 - w0 * ma2 + u2 * ml0 - u0 * ml2,
+            fa2 + w0 * ma1 - w1 * ma0 + u0 * ml1 - u1 * ml0,
+            fl0 + w1 * ml2 - w2 * ml1, fl1 + w2 * ml0 - w0 * ml2, fl2 + w0 * ml1 - w1 * ml0)
+
+
 @njit(cache=True, fastmath=_FM)
 def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
     """Recursive Newton-Euler (seed 001): tau = M qdd + C qd + g - sum J_k^T F_ext,k.
@@ -158,25 +260,10 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
         p = idata[k, 0]
         jt = idata[k, 1]
         joint_transform(idata, fdata, q, k, W)
-        # parent velocity and acceleration moved to the child origin, parent axes
-        wx, wy, wz = W[p, W_V], W[p, W_V + 1], W[p, W_V + 2]
-        tx, ty, tz = W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]
-        vx = W[p, W_V + 3] + wy * tz - wz * ty
-        vy = W[p, W_V + 4] + wz * tx - wx * tz
-        vz = W[p, W_V + 5] + wx * ty - wy * tx
-        bx, by, bz = W[p, W_A], W[p, W_A + 1], W[p, W_A + 2]
-        cx = W[p, W_A + 3] + by * tz - bz * ty
-        cy = W[p, W_A + 4] + bz * tx - bx * tz
-        cz = W[p, W_A + 5] + bx * ty - by * tx
-        # rotate into the child frame: x_child = R^T x_parent
-        for i in range(3):
-            r0 = W[k, W_R + i]
-            r1 = W[k, W_R + 3 + i]
-            r2 = W[k, W_R + 6 + i]
-            W[k, W_V + i] = r0 * wx + r1 * wy + r2 * wz
-            W[k, W_V + 3 + i] = r0 * vx + r1 * vy + r2 * vz
-            W[k, W_A + i] = r0 * bx + r1 * by + r2 * bz
-            W[k, W_A + 3 + i] = r0 * cx + r1 * cy + r2 * cz
+        # parent velocity and acceleration in the child frame
+        X = pose(W, k)
+        store6(W, k, W_V, motion_to_child(X, load6(W, p, W_V)))
+        store6(W, k, W_A, motion_to_child(X, load6(W, p, W_A)))
         if jt != FIXED:
             j = idata[k, 2]
             ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
@@ -205,39 +292,7 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
                 W[k, W_V + 4] += sy
                 W[k, W_V + 5] += sz
         # f = I a + v x* (I v) - F_ext
-        m = fdata[k, C_M]
-        hx, hy, hz = fdata[k, C_H], fdata[k, C_H + 1], fdata[k, C_H + 2]
-        w0, w1, w2 = W[k, W_V], W[k, W_V + 1], W[k, W_V + 2]
-        u0, u1, u2 = W[k, W_V + 3], W[k, W_V + 4], W[k, W_V + 5]
-        a0, a1, a2 = W[k, W_A], W[k, W_A + 1], W[k, W_A + 2]
-        b0, b1, b2 = W[k, W_A + 3], W[k, W_A + 4], W[k, W_A + 5]
-        # momentum of v: ang = Io w + h x u, lin = m u - h x w
-        ma0 = fdata[k, C_IO + 0] * w0 + fdata[k, C_IO + 1] * w1 + fdata[k, C_IO + 2] * w2 + (hy * u2 - hz * u1)
-        ma1 = fdata[k, C_IO + 3] * w0 + fdata[k, C_IO + 4] * w1 + fdata[k, C_IO + 5] * w2 + (hz * u0 - hx * u2)
-        ma2 = fdata[k, C_IO + 6] * w0 + fdata[k, C_IO + 7] * w1 + fdata[k, C_IO + 8] * w2 + (hx * u1 - hy * u0)
-        ml0 = m * u0 - (hy * w2 - hz * w1)
-        ml1 = m * u1 - (hz * w0 - hx * w2)
-        ml2 = m * u2 - (hx * w1 - hy * w0)
-        # I a
-        fa0 = fdata[k, C_IO + 0] * a0 + fdata[k, C_IO + 1] * a1 + fdata[k, C_IO + 2] * a2 + (hy * b2 - hz * b1)
-        fa1 = fdata[k, C_IO + 3] * a0 + fdata[k, C_IO + 4] * a1 + fdata[k, C_IO + 5] * a2 + (hz * b0 - hx * b2)
-        fa2 = fdata[k, C_IO + 6] * a0 + fdata[k, C_IO + 7] * a1 + fdata[k, C_IO + 8] * a2 + (hx * b1 - hy * b0)
-        fl0 = m * b0 - (hy * a2 - hz * a1)
-        fl1 = m * b1 - (hz * a0 - hx * a2)
-        fl2 = m * b2 - (hx * a1 - hy * a0)
-        # v x* M = (w x Ma + u x Ml, w x Ml)
-        fa0 += w1 * ma2 - w2 * ma1 + u1 * ml2 - u2 * ml1
-        fa1 += w2 * ma0 - w0 * ma2 + u2 * ml0 - u0 * ml2
-        fa2 += w0 * ma1 - w1 * ma0 + u0 * ml1 - u1 * ml0
-        fl0 += w1 * ml2 - w2 * ml1
-        fl1 += w2 * ml0 - w0 * ml2
-        fl2 += w0 * ml1 - w1 * ml0
-        W[k, W_F] = fa0
-        W[k, W_F + 1] = fa1
-        W[k, W_F + 2] = fa2
-        W[k, W_F + 3] = fl0
-        W[k, W_F + 4] = fl1
-        W[k, W_F + 5] = fl2
+        store6(W, k, W_F, body_force(inertia(fdata, k), load6(W, k, W_V), load6(W, k, W_A)))
         if has_fext:
             # world rotation of link k: Rw_k = Rw_p R
             for i in range(3):
@@ -272,18 +327,13 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
 @njit(cache=True, fastmath=_FM, inline="always")
 def _force_to_parent_add(W, k, p, col):
     """W[p, col:col+6] += X_k^T W[k, col:col+6] (force from link k's frame to its parent's)."""
-    m0, m1, m2 = W[k, col], W[k, col + 1], W[k, col + 2]
-    f0, f1, f2 = W[k, col + 3], W[k, col + 4], W[k, col + 5]
-    tx, ty, tz = W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]
-    g0 = W[k, W_R] * f0 + W[k, W_R + 1] * f1 + W[k, W_R + 2] * f2
-    g1 = W[k, W_R + 3] * f0 + W[k, W_R + 4] * f1 + W[k, W_R + 5] * f2
-    g2 = W[k, W_R + 6] * f0 + W[k, W_R + 7] * f1 + W[k, W_R + 8] * f2
-    W[p, col] += W[k, W_R] * m0 + W[k, W_R + 1] * m1 + W[k, W_R + 2] * m2 + ty * g2 - tz * g1
-    W[p, col + 1] += W[k, W_R + 3] * m0 + W[k, W_R + 4] * m1 + W[k, W_R + 5] * m2 + tz * g0 - tx * g2
-    W[p, col + 2] += W[k, W_R + 6] * m0 + W[k, W_R + 7] * m1 + W[k, W_R + 8] * m2 + tx * g1 - ty * g0
-    W[p, col + 3] += g0
-    W[p, col + 4] += g1
-    W[p, col + 5] += g2
+    m0, m1, m2, f0, f1, f2 = force_to_parent(pose(W, k), load6(W, k, col))
+    W[p, col] += m0
+    W[p, col + 1] += m1
+    W[p, col + 2] += m2
+    W[p, col + 3] += f0
+    W[p, col + 4] += f1
+    W[p, col + 5] += f2
 
 
 # composite inertia columns in the CRBA work array (after R, t): m, h (3), Io (9)
@@ -334,14 +384,7 @@ def crba_core(idata, fdata, q, M, W):
             j = k
             while idata[j, 0] > 0:
                 # F to the parent's frame
-                tx, ty, tz = W[j, W_T], W[j, W_T + 1], W[j, W_T + 2]
-                g0 = W[j, W_R] * F3 + W[j, W_R + 1] * F4 + W[j, W_R + 2] * F5
-                g1 = W[j, W_R + 3] * F3 + W[j, W_R + 4] * F4 + W[j, W_R + 5] * F5
-                g2 = W[j, W_R + 6] * F3 + W[j, W_R + 7] * F4 + W[j, W_R + 8] * F5
-                e0 = W[j, W_R] * F0 + W[j, W_R + 1] * F1 + W[j, W_R + 2] * F2 + ty * g2 - tz * g1
-                e1 = W[j, W_R + 3] * F0 + W[j, W_R + 4] * F1 + W[j, W_R + 5] * F2 + tz * g0 - tx * g2
-                e2 = W[j, W_R + 6] * F0 + W[j, W_R + 7] * F1 + W[j, W_R + 8] * F2 + tx * g1 - ty * g0
-                F0, F1, F2, F3, F4, F5 = e0, e1, e2, g0, g1, g2
+                F0, F1, F2, F3, F4, F5 = force_to_parent(pose(W, j), (F0, F1, F2, F3, F4, F5))
                 j = idata[j, 0]
                 jtj = idata[j, 1]
                 if jtj == REVOLUTE:
@@ -572,37 +615,11 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
                 T[2, b] = 0.0
                 T[3, b] = 0.0
         ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
-        m = fdata[k, C_M]
-        hx, hy, hz = fdata[k, C_H], fdata[k, C_H + 1], fdata[k, C_H + 2]
-        i0, i1, i2 = fdata[k, C_IO], fdata[k, C_IO + 1], fdata[k, C_IO + 2]
-        i3, i4, i5 = fdata[k, C_IO + 3], fdata[k, C_IO + 4], fdata[k, C_IO + 5]
-        i6, i7, i8 = fdata[k, C_IO + 6], fdata[k, C_IO + 7], fdata[k, C_IO + 8]
+        I = inertia(fdata, k)
         for b in range(nb):
-            tx, ty, tz = W[k, W_T, b], W[k, W_T + 1, b], W[k, W_T + 2, b]
-            pw0, pw1, pw2 = W[p, W_V, b], W[p, W_V + 1, b], W[p, W_V + 2, b]
-            vx = W[p, W_V + 3, b] + pw1 * tz - pw2 * ty
-            vy = W[p, W_V + 4, b] + pw2 * tx - pw0 * tz
-            vz = W[p, W_V + 5, b] + pw0 * ty - pw1 * tx
-            pb0, pb1, pb2 = W[p, W_A, b], W[p, W_A + 1, b], W[p, W_A + 2, b]
-            cx = W[p, W_A + 3, b] + pb1 * tz - pb2 * ty
-            cy = W[p, W_A + 4, b] + pb2 * tx - pb0 * tz
-            cz = W[p, W_A + 5, b] + pb0 * ty - pb1 * tx
-            R0, R1, R2 = W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b]
-            R3, R4, R5 = W[k, W_R + 3, b], W[k, W_R + 4, b], W[k, W_R + 5, b]
-            R6, R7, R8 = W[k, W_R + 6, b], W[k, W_R + 7, b], W[k, W_R + 8, b]
-            # R^T (.)
-            w0 = R0 * pw0 + R3 * pw1 + R6 * pw2
-            w1 = R1 * pw0 + R4 * pw1 + R7 * pw2
-            w2 = R2 * pw0 + R5 * pw1 + R8 * pw2
-            u0 = R0 * vx + R3 * vy + R6 * vz
-            u1 = R1 * vx + R4 * vy + R7 * vz
-            u2 = R2 * vx + R5 * vy + R8 * vz
-            a0 = R0 * pb0 + R3 * pb1 + R6 * pb2
-            a1 = R1 * pb0 + R4 * pb1 + R7 * pb2
-            a2 = R2 * pb0 + R5 * pb1 + R8 * pb2
-            b0_ = R0 * cx + R3 * cy + R6 * cz
-            b1_ = R1 * cx + R4 * cy + R7 * cz
-            b2_ = R2 * cx + R5 * cy + R8 * cz
+            X = pose_block(W, k, b)
+            w0, w1, w2, u0, u1, u2 = motion_to_child(X, load6_block(W, p, W_V, b))
+            a0, a1, a2, b0_, b1_, b2_ = motion_to_child(X, load6_block(W, p, W_A, b))
             sd = T[2, b]
             sdd = T[3, b]
             sw0, sw1, sw2 = rev * ax * sd, rev * ay * sd, rev * az * sd
@@ -620,37 +637,11 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
             u0 += sv0
             u1 += sv1
             u2 += sv2
-            W[k, W_V, b] = w0
-            W[k, W_V + 1, b] = w1
-            W[k, W_V + 2, b] = w2
-            W[k, W_V + 3, b] = u0
-            W[k, W_V + 4, b] = u1
-            W[k, W_V + 5, b] = u2
-            W[k, W_A, b] = a0
-            W[k, W_A + 1, b] = a1
-            W[k, W_A + 2, b] = a2
-            W[k, W_A + 3, b] = b0_
-            W[k, W_A + 4, b] = b1_
-            W[k, W_A + 5, b] = b2_
-            # f = I a + v x* (I v)
-            ma0 = i0 * w0 + i1 * w1 + i2 * w2 + (hy * u2 - hz * u1)
-            ma1 = i3 * w0 + i4 * w1 + i5 * w2 + (hz * u0 - hx * u2)
-            ma2 = i6 * w0 + i7 * w1 + i8 * w2 + (hx * u1 - hy * u0)
-            ml0 = m * u0 - (hy * w2 - hz * w1)
-            ml1 = m * u1 - (hz * w0 - hx * w2)
-            ml2 = m * u2 - (hx * w1 - hy * w0)
-            fa0 = i0 * a0 + i1 * a1 + i2 * a2 + (hy * b2_ - hz * b1_)
-            fa1 = i3 * a0 + i4 * a1 + i5 * a2 + (hz * b0_ - hx * b2_)
-            fa2 = i6 * a0 + i7 * a1 + i8 * a2 + (hx * b1_ - hy * b0_)
-            fl0 = m * b0_ - (hy * a2 - hz * a1)
-            fl1 = m * b1_ - (hz * a0 - hx * a2)
-            fl2 = m * b2_ - (hx * a1 - hy * a0)
-            W[k, W_F, b] = fa0 + w1 * ma2 - w2 * ma1 + u1 * ml2 - u2 * ml1
-            W[k, W_F + 1, b] = fa1 + w2 * ma0 - w0 * ma2 + u2 * ml0 - u0 * ml2
-            W[k, W_F + 2, b] = fa2 + w0 * ma1 - w1 * ma0 + u0 * ml1 - u1 * ml0
-            W[k, W_F + 3, b] = fl0 + w1 * ml2 - w2 * ml1
-            W[k, W_F + 4, b] = fl1 + w2 * ml0 - w0 * ml2
-            W[k, W_F + 5, b] = fl2 + w0 * ml1 - w1 * ml0
+            V = (w0, w1, w2, u0, u1, u2)
+            A = (a0, a1, a2, b0_, b1_, b2_)
+            store6_block(W, k, W_V, b, V)
+            store6_block(W, k, W_A, b, A)
+            store6_block(W, k, W_F, b, body_force(I, V, A))
         if has_fext:
             for b in range(nb):
                 fb = b0 + b if nf > 1 else 0
@@ -683,21 +674,13 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
                 tau[b0 + b, j] = ax * W[k, W_F + 3, b] + ay * W[k, W_F + 4, b] + az * W[k, W_F + 5, b]
         if p > 0:
             for b in range(nb):
-                m0, m1, m2 = W[k, W_F, b], W[k, W_F + 1, b], W[k, W_F + 2, b]
-                f0, f1, f2 = W[k, W_F + 3, b], W[k, W_F + 4, b], W[k, W_F + 5, b]
-                tx, ty, tz = W[k, W_T, b], W[k, W_T + 1, b], W[k, W_T + 2, b]
-                R0, R1, R2 = W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b]
-                R3, R4, R5 = W[k, W_R + 3, b], W[k, W_R + 4, b], W[k, W_R + 5, b]
-                R6, R7, R8 = W[k, W_R + 6, b], W[k, W_R + 7, b], W[k, W_R + 8, b]
-                g0 = R0 * f0 + R1 * f1 + R2 * f2
-                g1 = R3 * f0 + R4 * f1 + R5 * f2
-                g2 = R6 * f0 + R7 * f1 + R8 * f2
-                W[p, W_F, b] += R0 * m0 + R1 * m1 + R2 * m2 + ty * g2 - tz * g1
-                W[p, W_F + 1, b] += R3 * m0 + R4 * m1 + R5 * m2 + tz * g0 - tx * g2
-                W[p, W_F + 2, b] += R6 * m0 + R7 * m1 + R8 * m2 + tx * g1 - ty * g0
-                W[p, W_F + 3, b] += g0
-                W[p, W_F + 4, b] += g1
-                W[p, W_F + 5, b] += g2
+                m0, m1, m2, f0, f1, f2 = force_to_parent(pose_block(W, k, b), load6_block(W, k, W_F, b))
+                W[p, W_F, b] += m0
+                W[p, W_F + 1, b] += m1
+                W[p, W_F + 2, b] += m2
+                W[p, W_F + 3, b] += f0
+                W[p, W_F + 4, b] += f1
+                W[p, W_F + 5, b] += f2
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)
@@ -833,21 +816,8 @@ def crba_block(idata, fdata, Q, b0, nb, M, mo, W, T, F):
             j = k
             while idata[j, 0] > 0:
                 for b in range(nb):
-                    tx, ty, tz = W[j, W_T, b], W[j, W_T + 1, b], W[j, W_T + 2, b]
-                    R0, R1, R2 = W[j, W_R, b], W[j, W_R + 1, b], W[j, W_R + 2, b]
-                    R3, R4, R5 = W[j, W_R + 3, b], W[j, W_R + 4, b], W[j, W_R + 5, b]
-                    R6, R7, R8 = W[j, W_R + 6, b], W[j, W_R + 7, b], W[j, W_R + 8, b]
-                    F0, F1, F2 = F[0, b], F[1, b], F[2, b]
-                    F3, F4, F5 = F[3, b], F[4, b], F[5, b]
-                    g0 = R0 * F3 + R1 * F4 + R2 * F5
-                    g1 = R3 * F3 + R4 * F4 + R5 * F5
-                    g2 = R6 * F3 + R7 * F4 + R8 * F5
-                    F[0, b] = R0 * F0 + R1 * F1 + R2 * F2 + ty * g2 - tz * g1
-                    F[1, b] = R3 * F0 + R4 * F1 + R5 * F2 + tz * g0 - tx * g2
-                    F[2, b] = R6 * F0 + R7 * F1 + R8 * F2 + tx * g1 - ty * g0
-                    F[3, b] = g0
-                    F[4, b] = g1
-                    F[5, b] = g2
+                    F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b] = force_to_parent(
+                        pose_block(W, j, b), (F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b]))
                 j = idata[j, 0]
                 jtj = idata[j, 1]
                 if jtj != FIXED:
