@@ -55,8 +55,9 @@ class SimulationDone(BaseException):
     stop was requested (Ctrl-C under ``simbench run``) or the GUI window was closed.
 
     A ``BaseException`` (like ``KeyboardInterrupt``) so that a script's ``except Exception``
-    does not swallow it. ``reason`` is ``"duration"``, ``"interrupted"``, ``"window closed"``
-    or the text given to :meth:`Simulation.request_stop`.
+    does not swallow it. ``reason`` is ``"duration"``, ``"interrupted"``, ``"window closed"``,
+    ``"closed"`` (stepping a closed simulation) or the text given to
+    :meth:`Simulation.request_stop`. :meth:`Simulation.run_until` stops without raising it.
     """
 
     def __init__(self, reason: str):
