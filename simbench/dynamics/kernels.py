@@ -213,23 +213,22 @@ def inertia(fdata, k):
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def body_force(I, V, A):
-    """Newton-Euler force of a body: I A + V x* (I V), with I V = (Io w + h x u, m u - h x w)."""
+def inertia_times(I, V):
+    """Spatial inertia about the link origin times V = (w, u): (Io w + h x u, m u - h x w)."""
     m, hx, hy, hz, i0, i1, i2, i3, i4, i5, i6, i7, i8 = I
     w0, w1, w2, u0, u1, u2 = V
-    a0, a1, a2, b0, b1, b2 = A
-    ma0 = i0 * w0 + i1 * w1 + i2 * w2 + (hy * u2 - hz * u1)
-    ma1 = i3 * w0 + i4 * w1 + i5 * w2 + (hz * u0 - hx * u2)
-    ma2 = i6 * w0 + i7 * w1 + i8 * w2 + (hx * u1 - hy * u0)
-    ml0 = m * u0 - (hy * w2 - hz * w1)
-    ml1 = m * u1 - (hz * w0 - hx * w2)
-    ml2 = m * u2 - (hx * w1 - hy * w0)
-    fa0 = i0 * a0 + i1 * a1 + i2 * a2 + (hy * b2 - hz * b1)
-    fa1 = i3 * a0 + i4 * a1 + i5 * a2 + (hz * b0 - hx * b2)
-    fa2 = i6 * a0 + i7 * a1 + i8 * a2 + (hx * b1 - hy * b0)
-    fl0 = m * b0 - (hy * a2 - hz * a1)
-    fl1 = m * b1 - (hz * a0 - hx * a2)
-    fl2 = m * b2 - (hx * a1 - hy * a0)
+    return (i0 * w0 + i1 * w1 + i2 * w2 + (hy * u2 - hz * u1),
+            i3 * w0 + i4 * w1 + i5 * w2 + (hz * u0 - hx * u2),
+            i6 * w0 + i7 * w1 + i8 * w2 + (hx * u1 - hy * u0),
+            m * u0 - (hy * w2 - hz * w1), m * u1 - (hz * w0 - hx * w2), m * u2 - (hx * w1 - hy * w0))
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def body_force(I, V, A):
+    """Newton-Euler force of a body: I A + V x* (I V), V x* M = (w x Ma + u x Ml, w x Ml)."""
+    w0, w1, w2, u0, u1, u2 = V
+    ma0, ma1, ma2, ml0, ml1, ml2 = inertia_times(I, V)
+    fa0, fa1, fa2, fl0, fl1, fl2 = inertia_times(I, A)
     return (fa0 + w1 * ma2 - w2 * ma1 + u1 * ml2 - u2 * ml1,
             fa1 + w2 * ma0 - w0 * ma2 + u2 * ml0 - u0 * ml2,
             fa2 + w0 * ma1 - w1 * ma0 + u0 * ml1 - u1 * ml0,
@@ -922,15 +921,22 @@ def pack(idata: np.ndarray, fdata: np.ndarray) -> np.ndarray:
     return out
 
 
+@njit(cache=True, fastmath=_FM, inline="always")
+def check_vectors(n, x, y, z):
+    """ValueError unless x, y, z have length n and are finite (the wrapper then takes the general
+    path, which raises the clear error)."""
+    if x.shape[0] != n or y.shape[0] != n or z.shape[0] != n:
+        raise ValueError("shape")
+    if not (all_finite(x) and all_finite(y) and all_finite(z)):
+        raise ValueError("not finite")
+
+
 @njit(f"{_V}({_MODEL}, {_V}, {_V}, {_V})", cache=True, fastmath=_FM)
 def id_fast(packed, q, qd, qdd):
     """RNEA for one configuration with the default gravity stored in the root row."""
     idata, fdata = unpack(packed)
     n = idata[0, 3]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
-        raise ValueError("shape")
-    if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
-        raise ValueError("not finite")
+    check_vectors(n, q, qd, qdd)
     # one allocation: tau and the work array share a buffer (tau is returned as a view)
     buf = np.empty(n + idata.shape[0] * NW)
     tau = buf[:n]
@@ -958,10 +964,7 @@ def fd_fast(packed, q, qd, tau):
     """Forward dynamics for one configuration, default gravity; all-nan if M is singular."""
     idata, fdata = unpack(packed)
     n = idata[0, 3]
-    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
-        raise ValueError("shape")
-    if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
-        raise ValueError("not finite")
+    check_vectors(n, q, qd, tau)
     qdd = np.empty(n)
     W = np.empty((idata.shape[0], NW))
     M = np.empty((n, n))
