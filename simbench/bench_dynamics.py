@@ -125,32 +125,32 @@ def run_benchmark(robots: Sequence[str] = ("kuka_iiwa", "franka_panda"), n: int 
                 for i in range(n):
                     pin.aba(pm, pd, qs[i], qds[i], qdds[i])
 
+            def batched(ours: Callable[[], Any], **others: Callable[[], Any]) -> dict:
+                """Our batched call (``batch_calls`` per round) against one loop of each other."""
+                return {"ours": (ours, batch_calls, n), **{k: (fn, 1, n) for k, fn in others.items()}}
+
+            def single(**fns: Callable[[], Any]) -> dict:
+                return {k: (fn, single_calls, 1) for k, fn in fns.items()}
+
             cases: list[tuple[str, dict[str, tuple[Callable[[], Any], int, int]], int]] = [
-                ("inverse_dynamics batched", {
-                    "ours": (lambda: inverse_dynamics(model, Q, QD, QDD), batch_calls, n),
-                    "pinocchio": (pin_rnea_loop, 1, n),
-                    "pybullet": (pb_id_loop, 1, n)}, n),
-                ("inverse_dynamics batched, pb .tolist() in loop", {
-                    "ours": (lambda: inverse_dynamics(model, Q, QD, QDD), batch_calls, n),
-                    "pybullet": (pb_id_loop_tolist, 1, n)}, n),
-                ("mass_matrix batched", {
-                    "ours": (lambda: mass_matrix(model, Q), batch_calls, n),
-                    "pinocchio": (pin_crba_loop, 1, n),
-                    "pybullet": (pb_mass_loop, 1, n)}, n),
-                ("forward_dynamics batched", {
-                    "ours": (lambda: forward_dynamics(model, Q, QD, QDD), batch_calls, n),
-                    "pinocchio": (pin_aba_loop, 1, n)}, n),
-                ("inverse_dynamics single call", {
-                    "ours": (lambda: inverse_dynamics(model, q, qd, qdd), single_calls, 1),
-                    "pinocchio": (lambda: pin.rnea(pm, pd, q, qd, qdd), single_calls, 1),
-                    "pybullet": (lambda: p.calculateInverseDynamics(
-                        body, Ql[0], QDl[0], QDDl[0], physicsClientId=client), single_calls, 1)}, 1),
-                ("mass_matrix single call", {
-                    "ours": (lambda: mass_matrix(model, q), single_calls, 1),
-                    "pinocchio": (lambda: pin.crba(pm, pd, q), single_calls, 1)}, 1),
-                ("forward_dynamics single call", {
-                    "ours": (lambda: forward_dynamics(model, q, qd, qdd), single_calls, 1),
-                    "pinocchio": (lambda: pin.aba(pm, pd, q, qd, qdd), single_calls, 1)}, 1),
+                ("inverse_dynamics batched", batched(lambda: inverse_dynamics(model, Q, QD, QDD),
+                                                     pinocchio=pin_rnea_loop, pybullet=pb_id_loop), n),
+                ("inverse_dynamics batched, pb .tolist() in loop", batched(
+                    lambda: inverse_dynamics(model, Q, QD, QDD), pybullet=pb_id_loop_tolist), n),
+                ("mass_matrix batched", batched(lambda: mass_matrix(model, Q),
+                                                pinocchio=pin_crba_loop, pybullet=pb_mass_loop), n),
+                ("forward_dynamics batched", batched(lambda: forward_dynamics(model, Q, QD, QDD),
+                                                     pinocchio=pin_aba_loop), n),
+                ("inverse_dynamics single call", single(
+                    ours=lambda: inverse_dynamics(model, q, qd, qdd),
+                    pinocchio=lambda: pin.rnea(pm, pd, q, qd, qdd),
+                    pybullet=lambda: p.calculateInverseDynamics(body, Ql[0], QDl[0], QDDl[0],
+                                                                physicsClientId=client)), 1),
+                ("mass_matrix single call", single(ours=lambda: mass_matrix(model, q),
+                                                   pinocchio=lambda: pin.crba(pm, pd, q)), 1),
+                ("forward_dynamics single call", single(
+                    ours=lambda: forward_dynamics(model, q, qd, qdd),
+                    pinocchio=lambda: pin.aba(pm, pd, q, qd, qdd)), 1),
                 ("lagrangian inverse_dynamics single call", {
                     "ours": (lambda: lagrange.inverse_dynamics(model, q, qd, qdd),
                              max(1, single_calls // 50), 1)}, 1),
