@@ -204,12 +204,56 @@ def force_to_parent(X, F):
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def inertia(fdata, k):
-    """(m, h, Io) of link k as a 13-tuple."""
-    return (fdata[k, C_M], fdata[k, C_H], fdata[k, C_H + 1], fdata[k, C_H + 2],
-            fdata[k, C_IO], fdata[k, C_IO + 1], fdata[k, C_IO + 2], fdata[k, C_IO + 3],
-            fdata[k, C_IO + 4], fdata[k, C_IO + 5], fdata[k, C_IO + 6], fdata[k, C_IO + 7],
-            fdata[k, C_IO + 8])
+def load13(A, k, col):
+    """A[k, col:col + 13] as a tuple: an inertia (m, h, Io) from fdata (col=C_M) or W (W_CM)."""
+    return (A[k, col], A[k, col + 1], A[k, col + 2], A[k, col + 3], A[k, col + 4], A[k, col + 5],
+            A[k, col + 6], A[k, col + 7], A[k, col + 8], A[k, col + 9], A[k, col + 10],
+            A[k, col + 11], A[k, col + 12])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def load13_block(W, k, col, b):
+    """W[k, col:col + 13, b] as a tuple."""
+    return (W[k, col, b], W[k, col + 1, b], W[k, col + 2, b], W[k, col + 3, b], W[k, col + 4, b],
+            W[k, col + 5, b], W[k, col + 6, b], W[k, col + 7, b], W[k, col + 8, b],
+            W[k, col + 9, b], W[k, col + 10, b], W[k, col + 11, b], W[k, col + 12, b])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def inertia_to_parent(X, I):
+    """Inertia I = (m, h, Io) of a child (about its origin, its axes) about the parent's origin,
+    parent axes: (m, h' + m t, R Io R^T - [t][h'] - [h'][t] - m [t]^2) with h' = R h.
+    Io is taken as symmetric (its upper triangle is read)."""
+    R0, R1, R2, R3, R4, R5, R6, R7, R8, tx, ty, tz = X
+    m, c0, c1, c2, I0, I1, I2, _, I4, I5, _, _, I8 = I
+    h0 = R0 * c0 + R1 * c1 + R2 * c2
+    h1 = R3 * c0 + R4 * c1 + R5 * c2
+    h2 = R6 * c0 + R7 * c1 + R8 * c2
+    # A = R Io
+    A0 = R0 * I0 + R1 * I1 + R2 * I2
+    A1 = R0 * I1 + R1 * I4 + R2 * I5
+    A2 = R0 * I2 + R1 * I5 + R2 * I8
+    A3 = R3 * I0 + R4 * I1 + R5 * I2
+    A4 = R3 * I1 + R4 * I4 + R5 * I5
+    A5 = R3 * I2 + R4 * I5 + R5 * I8
+    A6 = R6 * I0 + R7 * I1 + R8 * I2
+    A7 = R6 * I1 + R7 * I4 + R8 * I5
+    A8 = R6 * I2 + R7 * I5 + R8 * I8
+    # A R^T (symmetric: six entries)
+    X00 = A0 * R0 + A1 * R1 + A2 * R2
+    X01 = A0 * R3 + A1 * R4 + A2 * R5
+    X02 = A0 * R6 + A1 * R7 + A2 * R8
+    X11 = A3 * R3 + A4 * R4 + A5 * R5
+    X12 = A3 * R6 + A4 * R7 + A5 * R8
+    X22 = A6 * R6 + A7 * R7 + A8 * R8
+    d = 2.0 * (tx * h0 + ty * h1 + tz * h2) + m * (tx * tx + ty * ty + tz * tz)
+    o01 = X01 - tx * h1 - h0 * ty - m * tx * ty
+    o02 = X02 - tx * h2 - h0 * tz - m * tx * tz
+    o12 = X12 - ty * h2 - h1 * tz - m * ty * tz
+    return (m, h0 + m * tx, h1 + m * ty, h2 + m * tz,
+            X00 - 2.0 * tx * h0 - m * tx * tx + d, o01, o02,
+            o01, X11 - 2.0 * ty * h1 - m * ty * ty + d, o12,
+            o02, o12, X22 - 2.0 * tz * h2 - m * tz * tz + d)
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
@@ -291,7 +335,7 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
                 W[k, W_V + 4] += sy
                 W[k, W_V + 5] += sz
         # f = I a + v x* (I v) - F_ext
-        store6(W, k, W_F, body_force(inertia(fdata, k), load6(W, k, W_V), load6(W, k, W_A)))
+        store6(W, k, W_F, body_force(load13(fdata, k, C_M), load6(W, k, W_V), load6(W, k, W_A)))
         if has_fext:
             # world rotation of link k: Rw_k = Rw_p R
             for i in range(3):
@@ -336,7 +380,7 @@ def _force_to_parent_add(W, k, p, col):
 
 
 # composite inertia columns in the CRBA work array (after R, t): m, h (3), Io (9)
-W_CM, W_CH, W_CI, W_S = 12, 13, 16, 25
+W_CM, W_CH, W_CI = 12, 13, 16
 
 
 @njit(cache=True, fastmath=_FM)
@@ -395,36 +439,10 @@ def crba_core(idata, fdata, q, M, W):
                     M[idata[j, 2], vi] = val
                     M[vi, idata[j, 2]] = val
         if p > 0:
-            # composite inertia of k added to its parent: (m, h, Io) moved by (R, t)
-            m = W[k, W_CM]
-            tx, ty, tz = W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]
-            h0 = W[k, W_R] * W[k, W_CH] + W[k, W_R + 1] * W[k, W_CH + 1] + W[k, W_R + 2] * W[k, W_CH + 2]
-            h1 = W[k, W_R + 3] * W[k, W_CH] + W[k, W_R + 4] * W[k, W_CH + 1] + W[k, W_R + 5] * W[k, W_CH + 2]
-            h2 = W[k, W_R + 6] * W[k, W_CH] + W[k, W_R + 7] * W[k, W_CH + 1] + W[k, W_R + 8] * W[k, W_CH + 2]
-            # R Io R^T (R Io kept in the scratch columns W_S of row k)
-            for i in range(3):
-                for jj in range(3):
-                    s = 0.0
-                    for l in range(3):
-                        s += W[k, W_R + 3 * i + l] * W[k, W_CI + 3 * l + jj]
-                    W[k, W_S + 3 * i + jj] = s
-            tt = (tx, ty, tz)
-            hh = (h0, h1, h2)
-            ph = tx * h0 + ty * h1 + tz * h2
-            pp = tx * tx + ty * ty + tz * tz
-            for i in range(3):
-                for jj in range(3):
-                    s = 0.0
-                    for l in range(3):
-                        s += W[k, W_S + 3 * i + l] * W[k, W_R + 3 * jj + l]
-                    extra = -tt[i] * hh[jj] - hh[i] * tt[jj] - m * tt[i] * tt[jj]
-                    if i == jj:
-                        extra += 2.0 * ph + m * pp
-                    W[p, W_CI + 3 * i + jj] += s + extra
-            W[p, W_CM] += m
-            W[p, W_CH] += h0 + m * tx
-            W[p, W_CH + 1] += h1 + m * ty
-            W[p, W_CH + 2] += h2 + m * tz
+            # composite inertia of k added to its parent
+            c = inertia_to_parent(pose(W, k), load13(W, k, W_CM))
+            for i in range(13):
+                W[p, W_CM + i] += c[i]
 
 
 @njit(cache=True, fastmath=_FM)
@@ -614,7 +632,7 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
                 T[2, b] = 0.0
                 T[3, b] = 0.0
         ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
-        I = inertia(fdata, k)
+        I = load13(fdata, k, C_M)
         for b in range(nb):
             X = pose_block(W, k, b)
             w0, w1, w2, u0, u1, u2 = motion_to_child(X, load6_block(W, p, W_V, b))
@@ -829,53 +847,9 @@ def crba_block(idata, fdata, Q, b0, nb, M, mo, W, T, F):
                         M[mo + b, vi, vj] = val
         if p > 0:
             for b in range(nb):
-                m = W[k, W_CM, b]
-                tx, ty, tz = W[k, W_T, b], W[k, W_T + 1, b], W[k, W_T + 2, b]
-                R0, R1, R2 = W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b]
-                R3, R4, R5 = W[k, W_R + 3, b], W[k, W_R + 4, b], W[k, W_R + 5, b]
-                R6, R7, R8 = W[k, W_R + 6, b], W[k, W_R + 7, b], W[k, W_R + 8, b]
-                c0, c1, c2 = W[k, W_CH, b], W[k, W_CH + 1, b], W[k, W_CH + 2, b]
-                h0 = R0 * c0 + R1 * c1 + R2 * c2
-                h1 = R3 * c0 + R4 * c1 + R5 * c2
-                h2 = R6 * c0 + R7 * c1 + R8 * c2
-                I0, I1, I2 = W[k, W_CI, b], W[k, W_CI + 1, b], W[k, W_CI + 2, b]
-                I4, I5, I8 = W[k, W_CI + 4, b], W[k, W_CI + 5, b], W[k, W_CI + 8, b]
-                # A = R I (I symmetric)
-                A0 = R0 * I0 + R1 * I1 + R2 * I2
-                A1 = R0 * I1 + R1 * I4 + R2 * I5
-                A2 = R0 * I2 + R1 * I5 + R2 * I8
-                A3 = R3 * I0 + R4 * I1 + R5 * I2
-                A4 = R3 * I1 + R4 * I4 + R5 * I5
-                A5 = R3 * I2 + R4 * I5 + R5 * I8
-                A6 = R6 * I0 + R7 * I1 + R8 * I2
-                A7 = R6 * I1 + R7 * I4 + R8 * I5
-                A8 = R6 * I2 + R7 * I5 + R8 * I8
-                # A R^T (symmetric: six entries)
-                X00 = A0 * R0 + A1 * R1 + A2 * R2
-                X01 = A0 * R3 + A1 * R4 + A2 * R5
-                X02 = A0 * R6 + A1 * R7 + A2 * R8
-                X11 = A3 * R3 + A4 * R4 + A5 * R5
-                X12 = A3 * R6 + A4 * R7 + A5 * R8
-                X22 = A6 * R6 + A7 * R7 + A8 * R8
-                ph = tx * h0 + ty * h1 + tz * h2
-                pp = tx * tx + ty * ty + tz * tz
-                d = 2.0 * ph + m * pp
-                W[p, W_CI, b] += X00 - 2.0 * tx * h0 - m * tx * tx + d
-                W[p, W_CI + 4, b] += X11 - 2.0 * ty * h1 - m * ty * ty + d
-                W[p, W_CI + 8, b] += X22 - 2.0 * tz * h2 - m * tz * tz + d
-                o01 = X01 - tx * h1 - h0 * ty - m * tx * ty
-                o02 = X02 - tx * h2 - h0 * tz - m * tx * tz
-                o12 = X12 - ty * h2 - h1 * tz - m * ty * tz
-                W[p, W_CI + 1, b] += o01
-                W[p, W_CI + 3, b] += o01
-                W[p, W_CI + 2, b] += o02
-                W[p, W_CI + 6, b] += o02
-                W[p, W_CI + 5, b] += o12
-                W[p, W_CI + 7, b] += o12
-                W[p, W_CM, b] += m
-                W[p, W_CH, b] += h0 + m * tx
-                W[p, W_CH + 1, b] += h1 + m * ty
-                W[p, W_CH + 2, b] += h2 + m * tz
+                c = inertia_to_parent(pose_block(W, k, b), load13_block(W, k, W_CM, b))
+                for i in range(13):
+                    W[p, W_CM + i, b] += c[i]
 
 
 @njit(cache=True, parallel=True, fastmath=_FM)
