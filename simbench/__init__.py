@@ -23,6 +23,9 @@ _LAZY = {
     "all_links": "simbench.bullet.collision",
     "self_collision_pairs": "simbench.bullet.collision",
     "robot_vs_world": "simbench.bullet.collision",
+    "draw_closest_points": "simbench.bullet.collision",
+    "sample_disabled_pairs": "simbench.bullet.collision",
+    "ClosestPoints": "simbench.bullet.collision",
     "Simulation": "simbench.sim",
     "dynamics": "simbench.dynamics",
 }
