@@ -279,6 +279,44 @@ def body_force(I, V, A):
             fl0 + w1 * ml2 - w2 * ml1, fl1 + w2 * ml0 - w0 * ml2, fl2 + w0 * ml1 - w1 * ml0)
 
 
+@njit(cache=True, fastmath=_FM, inline="always")
+def motion_subspace(jt, a):
+    """Joint motion subspace S: (a, 0) revolute, (0, a) prismatic, zero fixed (a: the axis 3-tuple)."""
+    rev = 1.0 if jt == REVOLUTE else 0.0
+    pri = 1.0 if jt == PRISMATIC else 0.0
+    return (rev * a[0], rev * a[1], rev * a[2], pri * a[0], pri * a[1], pri * a[2])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def joint_force(jt, a, F):
+    """S^T F for a revolute or prismatic joint: the wrench's moment about / force along axis a."""
+    if jt == REVOLUTE:
+        return a[0] * F[0] + a[1] * F[1] + a[2] * F[2]
+    return a[0] * F[3] + a[1] * F[4] + a[2] * F[5]
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def add_joint_motion(V, A, S, sd, sdd):
+    """Child twist and acceleration from the parent's (V, A, already in the child frame):
+    (V + S sd, A + S sdd + V x (S sd)), with (w, u) x (sw, sv) = (w x sw, w x sv + u x sw)."""
+    w0, w1, w2, u0, u1, u2 = V
+    a0, a1, a2, b0, b1, b2 = A
+    sw0, sw1, sw2, sv0, sv1, sv2 = S[0] * sd, S[1] * sd, S[2] * sd, S[3] * sd, S[4] * sd, S[5] * sd
+    return ((w0 + sw0, w1 + sw1, w2 + sw2, u0 + sv0, u1 + sv1, u2 + sv2),
+            (a0 + S[0] * sdd + w1 * sw2 - w2 * sw1,
+             a1 + S[1] * sdd + w2 * sw0 - w0 * sw2,
+             a2 + S[2] * sdd + w0 * sw1 - w1 * sw0,
+             b0 + S[3] * sdd + w1 * sv2 - w2 * sv1 + u1 * sw2 - u2 * sw1,
+             b1 + S[4] * sdd + w2 * sv0 - w0 * sv2 + u2 * sw0 - u0 * sw2,
+             b2 + S[5] * sdd + w0 * sv1 - w1 * sv0 + u0 * sw1 - u1 * sw0))
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def axis(fdata, k):
+    """Joint axis of link k (joint frame) as a 3-tuple."""
+    return fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+
+
 @njit(cache=True, fastmath=_FM)
 def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
     """Recursive Newton-Euler (seed 001): tau = M qdd + C qd + g - sum J_k^T F_ext,k.
@@ -303,39 +341,17 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
         p = idata[k, 0]
         jt = idata[k, 1]
         joint_transform(idata, fdata, q, k, W)
-        # parent velocity and acceleration in the child frame
+        # parent velocity and acceleration in the child frame, plus the joint's motion
         X = pose(W, k)
-        store6(W, k, W_V, motion_to_child(X, load6(W, p, W_V)))
-        store6(W, k, W_A, motion_to_child(X, load6(W, p, W_A)))
+        V = motion_to_child(X, load6(W, p, W_V))
+        A = motion_to_child(X, load6(W, p, W_A))
         if jt != FIXED:
             j = idata[k, 2]
-            ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
-            sd = qd[j]
-            sdd = qdd[j]
-            w0, w1, w2 = W[k, W_V], W[k, W_V + 1], W[k, W_V + 2]
-            u0, u1, u2 = W[k, W_V + 3], W[k, W_V + 4], W[k, W_V + 5]
-            if jt == REVOLUTE:
-                # a += S qdd + v_parent_in_child x (S qd); (S qd) = (axis qd, 0)
-                sx, sy, sz = ax * sd, ay * sd, az * sd
-                W[k, W_A] += ax * sdd + w1 * sz - w2 * sy
-                W[k, W_A + 1] += ay * sdd + w2 * sx - w0 * sz
-                W[k, W_A + 2] += az * sdd + w0 * sy - w1 * sx
-                W[k, W_A + 3] += u1 * sz - u2 * sy
-                W[k, W_A + 4] += u2 * sx - u0 * sz
-                W[k, W_A + 5] += u0 * sy - u1 * sx
-                W[k, W_V] += sx
-                W[k, W_V + 1] += sy
-                W[k, W_V + 2] += sz
-            else:
-                sx, sy, sz = ax * sd, ay * sd, az * sd
-                W[k, W_A + 3] += ax * sdd + w1 * sz - w2 * sy
-                W[k, W_A + 4] += ay * sdd + w2 * sx - w0 * sz
-                W[k, W_A + 5] += az * sdd + w0 * sy - w1 * sx
-                W[k, W_V + 3] += sx
-                W[k, W_V + 4] += sy
-                W[k, W_V + 5] += sz
+            V, A = add_joint_motion(V, A, motion_subspace(jt, axis(fdata, k)), qd[j], qdd[j])
+        store6(W, k, W_V, V)
+        store6(W, k, W_A, A)
         # f = I a + v x* (I v) - F_ext
-        store6(W, k, W_F, body_force(load13(fdata, k, C_M), load6(W, k, W_V), load6(W, k, W_A)))
+        store6(W, k, W_F, body_force(load13(fdata, k, C_M), V, A))
         if has_fext:
             # world rotation of link k: Rw_k = Rw_p R
             for i in range(3):
@@ -357,12 +373,8 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
     for k in range(nl - 1, 0, -1):
         p = idata[k, 0]
         jt = idata[k, 1]
-        if jt == REVOLUTE:
-            tau[idata[k, 2]] = (fdata[k, C_AX] * W[k, W_F] + fdata[k, C_AX + 1] * W[k, W_F + 1]
-                                + fdata[k, C_AX + 2] * W[k, W_F + 2])
-        elif jt == PRISMATIC:
-            tau[idata[k, 2]] = (fdata[k, C_AX] * W[k, W_F + 3] + fdata[k, C_AX + 1] * W[k, W_F + 4]
-                                + fdata[k, C_AX + 2] * W[k, W_F + 5])
+        if jt != FIXED:
+            tau[idata[k, 2]] = joint_force(jt, axis(fdata, k), load6(W, k, W_F))
         if p > 0:
             _force_to_parent_add(W, k, p, W_F)
 
@@ -403,39 +415,17 @@ def crba_core(idata, fdata, q, M, W):
         jt = idata[k, 1]
         p = idata[k, 0]
         if jt != FIXED:
-            ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
-            m = W[k, W_CM]
-            hx, hy, hz = W[k, W_CH], W[k, W_CH + 1], W[k, W_CH + 2]
-            if jt == REVOLUTE:
-                F0 = W[k, W_CI] * ax + W[k, W_CI + 1] * ay + W[k, W_CI + 2] * az
-                F1 = W[k, W_CI + 3] * ax + W[k, W_CI + 4] * ay + W[k, W_CI + 5] * az
-                F2 = W[k, W_CI + 6] * ax + W[k, W_CI + 7] * ay + W[k, W_CI + 8] * az
-                F3 = -(hy * az - hz * ay)
-                F4 = -(hz * ax - hx * az)
-                F5 = -(hx * ay - hy * ax)
-                diag = ax * F0 + ay * F1 + az * F2
-            else:
-                F0 = hy * az - hz * ay
-                F1 = hz * ax - hx * az
-                F2 = hx * ay - hy * ax
-                F3 = m * ax
-                F4 = m * ay
-                F5 = m * az
-                diag = ax * F3 + ay * F4 + az * F5
+            a = axis(fdata, k)
+            F = inertia_times(load13(W, k, W_CM), motion_subspace(jt, a))
             vi = idata[k, 2]
-            M[vi, vi] = diag
+            M[vi, vi] = joint_force(jt, a, F)
             j = k
             while idata[j, 0] > 0:
-                # F to the parent's frame
-                F0, F1, F2, F3, F4, F5 = force_to_parent(pose(W, j), (F0, F1, F2, F3, F4, F5))
+                F = force_to_parent(pose(W, j), F)   # F to the parent's frame
                 j = idata[j, 0]
                 jtj = idata[j, 1]
-                if jtj == REVOLUTE:
-                    val = fdata[j, C_AX] * F0 + fdata[j, C_AX + 1] * F1 + fdata[j, C_AX + 2] * F2
-                    M[idata[j, 2], vi] = val
-                    M[vi, idata[j, 2]] = val
-                elif jtj == PRISMATIC:
-                    val = fdata[j, C_AX] * F3 + fdata[j, C_AX + 1] * F4 + fdata[j, C_AX + 2] * F5
+                if jtj != FIXED:
+                    val = joint_force(jtj, axis(fdata, j), F)
                     M[idata[j, 2], vi] = val
                     M[vi, idata[j, 2]] = val
         if p > 0:
@@ -620,8 +610,6 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
         p = idata[k, 0]
         jt = idata[k, 1]
         j = idata[k, 2]
-        rev = 1.0 if jt == REVOLUTE else 0.0
-        pri = 1.0 if jt == PRISMATIC else 0.0
         link_transform_block(idata, fdata, Q, b0, nb, k, W, T)
         if jt != FIXED:
             for b in range(nb):
@@ -631,31 +619,12 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
             for b in range(nb):
                 T[2, b] = 0.0
                 T[3, b] = 0.0
-        ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+        S = motion_subspace(jt, axis(fdata, k))
         I = load13(fdata, k, C_M)
         for b in range(nb):
             X = pose_block(W, k, b)
-            w0, w1, w2, u0, u1, u2 = motion_to_child(X, load6_block(W, p, W_V, b))
-            a0, a1, a2, b0_, b1_, b2_ = motion_to_child(X, load6_block(W, p, W_A, b))
-            sd = T[2, b]
-            sdd = T[3, b]
-            sw0, sw1, sw2 = rev * ax * sd, rev * ay * sd, rev * az * sd
-            sv0, sv1, sv2 = pri * ax * sd, pri * ay * sd, pri * az * sd
-            # a = X a_p + S qdd + (w, u) x (sw, sv)
-            a0 += rev * ax * sdd + w1 * sw2 - w2 * sw1
-            a1 += rev * ay * sdd + w2 * sw0 - w0 * sw2
-            a2 += rev * az * sdd + w0 * sw1 - w1 * sw0
-            b0_ += pri * ax * sdd + w1 * sv2 - w2 * sv1 + u1 * sw2 - u2 * sw1
-            b1_ += pri * ay * sdd + w2 * sv0 - w0 * sv2 + u2 * sw0 - u0 * sw2
-            b2_ += pri * az * sdd + w0 * sv1 - w1 * sv0 + u0 * sw1 - u1 * sw0
-            w0 += sw0
-            w1 += sw1
-            w2 += sw2
-            u0 += sv0
-            u1 += sv1
-            u2 += sv2
-            V = (w0, w1, w2, u0, u1, u2)
-            A = (a0, a1, a2, b0_, b1_, b2_)
+            V, A = add_joint_motion(motion_to_child(X, load6_block(W, p, W_V, b)),
+                                    motion_to_child(X, load6_block(W, p, W_A, b)), S, T[2, b], T[3, b])
             store6_block(W, k, W_V, b, V)
             store6_block(W, k, W_A, b, A)
             store6_block(W, k, W_F, b, body_force(I, V, A))
@@ -682,13 +651,10 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
         p = idata[k, 0]
         jt = idata[k, 1]
         j = idata[k, 2]
-        ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
-        if jt == REVOLUTE:
+        if jt != FIXED:
+            a = axis(fdata, k)
             for b in range(nb):
-                tau[b0 + b, j] = ax * W[k, W_F, b] + ay * W[k, W_F + 1, b] + az * W[k, W_F + 2, b]
-        elif jt == PRISMATIC:
-            for b in range(nb):
-                tau[b0 + b, j] = ax * W[k, W_F + 3, b] + ay * W[k, W_F + 4, b] + az * W[k, W_F + 5, b]
+                tau[b0 + b, j] = joint_force(jt, a, load6_block(W, k, W_F, b))
         if p > 0:
             for b in range(nb):
                 m0, m1, m2, f0, f1, f2 = force_to_parent(pose_block(W, k, b), load6_block(W, k, W_F, b))
@@ -806,30 +772,13 @@ def crba_block(idata, fdata, Q, b0, nb, M, mo, W, T, F):
         jt = idata[k, 1]
         p = idata[k, 0]
         if jt != FIXED:
-            rev = 1.0 if jt == REVOLUTE else 0.0
-            pri = 1.0 - rev
-            ax, ay, az = fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+            a = axis(fdata, k)
+            S = motion_subspace(jt, a)
             vi = idata[k, 2]
             for b in range(nb):
-                m = W[k, W_CM, b]
-                hx, hy, hz = W[k, W_CH, b], W[k, W_CH + 1, b], W[k, W_CH + 2, b]
-                # F = Ic S: revolute S = (a, 0): (Io a, -h x a); prismatic S = (0, a): (h x a, m a)
-                hxa0 = hy * az - hz * ay
-                hxa1 = hz * ax - hx * az
-                hxa2 = hx * ay - hy * ax
-                F0 = rev * (W[k, W_CI, b] * ax + W[k, W_CI + 1, b] * ay + W[k, W_CI + 2, b] * az) + pri * hxa0
-                F1 = rev * (W[k, W_CI + 3, b] * ax + W[k, W_CI + 4, b] * ay + W[k, W_CI + 5, b] * az) + pri * hxa1
-                F2 = rev * (W[k, W_CI + 6, b] * ax + W[k, W_CI + 7, b] * ay + W[k, W_CI + 8, b] * az) + pri * hxa2
-                F3 = -rev * hxa0 + pri * m * ax
-                F4 = -rev * hxa1 + pri * m * ay
-                F5 = -rev * hxa2 + pri * m * az
-                M[mo + b, vi, vi] = rev * (ax * F0 + ay * F1 + az * F2) + pri * (ax * F3 + ay * F4 + az * F5)
-                F[0, b] = F0
-                F[1, b] = F1
-                F[2, b] = F2
-                F[3, b] = F3
-                F[4, b] = F4
-                F[5, b] = F5
+                Fb = inertia_times(load13_block(W, k, W_CM, b), S)   # F = Ic S
+                M[mo + b, vi, vi] = joint_force(jt, a, Fb)
+                F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b] = Fb
             j = k
             while idata[j, 0] > 0:
                 for b in range(nb):
@@ -839,10 +788,9 @@ def crba_block(idata, fdata, Q, b0, nb, M, mo, W, T, F):
                 jtj = idata[j, 1]
                 if jtj != FIXED:
                     vj = idata[j, 2]
-                    bx, by, bz = fdata[j, C_AX], fdata[j, C_AX + 1], fdata[j, C_AX + 2]
-                    off = 0 if jtj == REVOLUTE else 3
+                    aj = axis(fdata, j)
                     for b in range(nb):
-                        val = bx * F[off, b] + by * F[off + 1, b] + bz * F[off + 2, b]
+                        val = joint_force(jtj, aj, (F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b]))
                         M[mo + b, vj, vi] = val
                         M[mo + b, vi, vj] = val
         if p > 0:
