@@ -20,7 +20,9 @@ Three families of entry points: ``*_fast`` (one configuration, explicit signatur
 as one packed array: the lean single-call path), ``*1`` (one configuration, general), and
 ``*_batch`` (``parallel=True``, one ``prange`` iteration per block of ``BS`` configurations;
 inside a block the configuration index is the innermost loop so that LLVM vectorises across
-configurations, with a polynomial sin/cos that vectorises too).
+configurations, with a polynomial sin/cos that vectorises too). The spatial algebra (motion and
+force transforms, inertia products, joint motion, composite inertias) is written once, as small
+``inline="always"`` functions on tuples of scalars that the single and the block kernels share.
 
 Spatial vectors are [angular; linear] in the link frame (slides of seed 001): twist ``V = (w, v)``,
 wrench ``F = (m, f)``. For link ``k`` with parent ``p``, ``(R, t)`` is the pose of ``k`` in ``p``:
@@ -405,11 +407,8 @@ def crba_core(idata, fdata, q, M, W):
             M[i, j] = 0.0
     for k in range(1, nl):
         joint_transform(idata, fdata, q, k, W)
-        W[k, W_CM] = fdata[k, C_M]
-        for i in range(3):
-            W[k, W_CH + i] = fdata[k, C_H + i]
-        for i in range(9):
-            W[k, W_CI + i] = fdata[k, C_IO + i]
+        for i in range(13):
+            W[k, W_CM + i] = fdata[k, C_M + i]   # m, h (3), Io (9): contiguous in fdata and in W
     for k in range(nl - 1, 0, -1):
         # column(s) of M for the joint of link k: F = Ic S, walk to the root
         jt = idata[k, 1]
