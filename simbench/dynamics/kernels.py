@@ -298,19 +298,24 @@ def joint_force(jt, a, F):
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def add_joint_motion(V, A, S, sd, sdd):
+def add_joint_motion(V, A, jt, a, sd, sdd):
     """Child twist and acceleration from the parent's (V, A, already in the child frame):
-    (V + S sd, A + S sdd + V x (S sd)), with (w, u) x (sw, sv) = (w x sw, w x sv + u x sw)."""
+    (V + S sd, A + S sdd + V x (S sd)), with (w, u) x (sw, sv) = (w x sw, w x sv + u x sw).
+    A branch on jt rather than products with S's zeros (which fast-math may not drop); in the
+    block kernels jt is loop-invariant."""
     w0, w1, w2, u0, u1, u2 = V
     a0, a1, a2, b0, b1, b2 = A
-    sw0, sw1, sw2, sv0, sv1, sv2 = S[0] * sd, S[1] * sd, S[2] * sd, S[3] * sd, S[4] * sd, S[5] * sd
-    return ((w0 + sw0, w1 + sw1, w2 + sw2, u0 + sv0, u1 + sv1, u2 + sv2),
-            (a0 + S[0] * sdd + w1 * sw2 - w2 * sw1,
-             a1 + S[1] * sdd + w2 * sw0 - w0 * sw2,
-             a2 + S[2] * sdd + w0 * sw1 - w1 * sw0,
-             b0 + S[3] * sdd + w1 * sv2 - w2 * sv1 + u1 * sw2 - u2 * sw1,
-             b1 + S[4] * sdd + w2 * sv0 - w0 * sv2 + u2 * sw0 - u0 * sw2,
-             b2 + S[5] * sdd + w0 * sv1 - w1 * sv0 + u0 * sw1 - u1 * sw0))
+    sx, sy, sz = a[0] * sd, a[1] * sd, a[2] * sd
+    if jt == REVOLUTE:
+        return ((w0 + sx, w1 + sy, w2 + sz, u0, u1, u2),
+                (a0 + a[0] * sdd + w1 * sz - w2 * sy, a1 + a[1] * sdd + w2 * sx - w0 * sz,
+                 a2 + a[2] * sdd + w0 * sy - w1 * sx,
+                 b0 + u1 * sz - u2 * sy, b1 + u2 * sx - u0 * sz, b2 + u0 * sy - u1 * sx))
+    if jt == PRISMATIC:
+        return ((w0, w1, w2, u0 + sx, u1 + sy, u2 + sz),
+                (a0, a1, a2, b0 + a[0] * sdd + w1 * sz - w2 * sy,
+                 b1 + a[1] * sdd + w2 * sx - w0 * sz, b2 + a[2] * sdd + w0 * sy - w1 * sx))
+    return V, A
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
@@ -349,7 +354,7 @@ def rnea_core(idata, fdata, q, qd, qdd, gx, gy, gz, fext, has_fext, tau, W):
         A = motion_to_child(X, load6(W, p, W_A))
         if jt != FIXED:
             j = idata[k, 2]
-            V, A = add_joint_motion(V, A, motion_subspace(jt, axis(fdata, k)), qd[j], qdd[j])
+            V, A = add_joint_motion(V, A, jt, axis(fdata, k), qd[j], qdd[j])
         store6(W, k, W_V, V)
         store6(W, k, W_A, A)
         # f = I a + v x* (I v) - F_ext
@@ -618,12 +623,12 @@ def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau
             for b in range(nb):
                 T[2, b] = 0.0
                 T[3, b] = 0.0
-        S = motion_subspace(jt, axis(fdata, k))
+        a = axis(fdata, k)
         I = load13(fdata, k, C_M)
         for b in range(nb):
             X = pose_block(W, k, b)
             V, A = add_joint_motion(motion_to_child(X, load6_block(W, p, W_V, b)),
-                                    motion_to_child(X, load6_block(W, p, W_A, b)), S, T[2, b], T[3, b])
+                                    motion_to_child(X, load6_block(W, p, W_A, b)), jt, a, T[2, b], T[3, b])
             store6_block(W, k, W_V, b, V)
             store6_block(W, k, W_A, b, A)
             store6_block(W, k, W_F, b, body_force(I, V, A))
