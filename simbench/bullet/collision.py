@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -309,18 +309,25 @@ class ClosestPoints:
 _NAN3 = (math.nan, math.nan, math.nan)
 
 
-def _kernel_distances(core: tuple, rows: list, max_distance: float) -> list[float]:
-    """Flat list of n * n_pairs padded distances (not yet saturated)."""
-    client, robot, indices, pairs = core
-    reset, gcp = p.resetJointStatesMultiDof, p.getClosestPoints
-    out: list[float] = []
-    append = out.append
+def _posed(core: tuple, rows: list) -> Iterator[None]:
+    """Set the robot to each configuration of ``rows`` in turn (one multi-joint reset each)."""
+    client, robot, indices, _ = core
+    reset = p.resetJointStatesMultiDof
     cells = [[0.0] for _ in indices]  # reused one-element lists: resetJointStatesMultiDof's format
     for row in rows:
         if cells:
             for cell, x in zip(cells, row):
                 cell[0] = x
             reset(robot, indices, cells, physicsClientId=client)
+        yield
+
+
+def _kernel_distances(core: tuple, rows: list, max_distance: float) -> list[float]:
+    """Flat list of n * n_pairs padded distances (not yet saturated)."""
+    client, pairs, gcp = core[0], core[3], p.getClosestPoints
+    out: list[float] = []
+    append = out.append
+    for _ in _posed(core, rows):
         for a, b, la, lb, pad in pairs:
             pts = gcp(a, b, max_distance + pad, la, lb, physicsClientId=client)
             if not pts:
@@ -334,15 +341,9 @@ def _kernel_distances(core: tuple, rows: list, max_distance: float) -> list[floa
 
 def _kernel_closest(core: tuple, rows: list, max_distance: float) -> list[tuple]:
     """Flat list of (distance, point_a, point_b, normal) per (configuration, pair)."""
-    client, robot, indices, pairs = core
-    reset, gcp = p.resetJointStatesMultiDof, p.getClosestPoints
+    client, pairs, gcp = core[0], core[3], p.getClosestPoints
     out: list[tuple] = []
-    cells = [[0.0] for _ in indices]  # reused one-element lists: resetJointStatesMultiDof's format
-    for row in rows:
-        if cells:
-            for cell, x in zip(cells, row):
-                cell[0] = x
-            reset(robot, indices, cells, physicsClientId=client)
+    for _ in _posed(core, rows):
         for a, b, la, lb, pad in pairs:
             pts = gcp(a, b, max_distance + pad, la, lb, physicsClientId=client)
             if not pts:
@@ -355,15 +356,9 @@ def _kernel_closest(core: tuple, rows: list, max_distance: float) -> list[tuple]
 
 def _kernel_collision(core: tuple, rows: list, margin: float) -> list[bool]:
     """Per configuration: is any pair closer than ``margin`` (early exit)."""
-    client, robot, indices, pairs = core
-    reset, gcp = p.resetJointStatesMultiDof, p.getClosestPoints
+    client, pairs, gcp = core[0], core[3], p.getClosestPoints
     out = []
-    cells = [[0.0] for _ in indices]  # reused one-element lists: resetJointStatesMultiDof's format
-    for row in rows:
-        if cells:
-            for cell, x in zip(cells, row):
-                cell[0] = x
-            reset(robot, indices, cells, physicsClientId=client)
+    for _ in _posed(core, rows):
         hit = False
         for a, b, la, lb, pad in pairs:
             pts = gcp(a, b, margin + pad, la, lb, physicsClientId=client)
