@@ -859,16 +859,86 @@ def check_vectors(n, x, y, z):
 
 @njit(f"{_V}({_MODEL}, {_V}, {_V}, {_V})", cache=True, fastmath=_FM)
 def id_fast(packed, q, qd, qdd):
-    """RNEA for one configuration with the default gravity stored in the root row."""
+    """RNEA for one configuration with the default gravity stored in the root row.
+
+    The recursion of :func:`rnea_core` without external wrenches, written out with explicit
+    array indexing: the inlined helpers that take arrays (``pose``, ``load6``, ``store6``, ...)
+    each add reference-count updates of their array arguments per call (~0.3 us per call of a
+    7-DOF arm); the helpers on tuples of scalars add nothing and are shared."""
     idata, fdata = unpack(packed)
+    nl = idata.shape[0]
     n = idata[0, 3]
-    check_vectors(n, q, qd, qdd)
+    # check_vectors written out (an inlined helper taking arrays costs reference counting)
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n:
+        raise ValueError("shape")
+    for i in range(n):
+        if not (math.isfinite(q[i]) and math.isfinite(qd[i]) and math.isfinite(qdd[i])):
+            raise ValueError("not finite")
     # one allocation: tau and the work array share a buffer (tau is returned as a view)
-    buf = np.empty(n + idata.shape[0] * NW)
+    buf = np.empty(n + nl * NW)
     tau = buf[:n]
-    W = buf[n:].reshape((idata.shape[0], NW))
-    rnea_core(idata, fdata, q, qd, qdd, fdata[0, C_G], fdata[0, C_G + 1], fdata[0, C_G + 2],
-              W, False, tau, W)   # fext is not read when has_fext is False
+    W = buf[n:].reshape((nl, NW))
+    # root: at rest, acceleration -g (gravity as a fictitious base acceleration)
+    for i in range(6):
+        W[0, W_V + i] = 0.0
+        W[0, W_A + i] = 0.0
+        W[0, W_F + i] = 0.0
+    W[0, W_A + 3] = -fdata[0, C_G]
+    W[0, W_A + 4] = -fdata[0, C_G + 1]
+    W[0, W_A + 5] = -fdata[0, C_G + 2]
+    for k in range(1, nl):
+        p = idata[k, 0]
+        jt = idata[k, 1]
+        j = idata[k, 2]
+        # joint transform (R, t), as in joint_transform
+        s = 0.0
+        u = 0.0
+        d = 0.0
+        if jt == REVOLUTE:
+            s, u = sin_1mcos(q[j])
+        elif jt == PRISMATIC:
+            d = q[j]
+        for i in range(9):
+            W[k, W_R + i] = fdata[k, C_R0 + i] + s * fdata[k, C_A + i] + u * fdata[k, C_B + i]
+        for i in range(3):
+            W[k, W_T + i] = fdata[k, C_P0 + i] + d * fdata[k, C_D + i]
+        X = (W[k, W_R], W[k, W_R + 1], W[k, W_R + 2], W[k, W_R + 3], W[k, W_R + 4],
+             W[k, W_R + 5], W[k, W_R + 6], W[k, W_R + 7], W[k, W_R + 8],
+             W[k, W_T], W[k, W_T + 1], W[k, W_T + 2])
+        V = motion_to_child(X, (W[p, W_V], W[p, W_V + 1], W[p, W_V + 2],
+                                W[p, W_V + 3], W[p, W_V + 4], W[p, W_V + 5]))
+        A = motion_to_child(X, (W[p, W_A], W[p, W_A + 1], W[p, W_A + 2],
+                                W[p, W_A + 3], W[p, W_A + 4], W[p, W_A + 5]))
+        if jt != FIXED:
+            V, A = add_joint_motion(V, A, jt, (fdata[k, C_AX], fdata[k, C_AX + 1],
+                                               fdata[k, C_AX + 2]), qd[j], qdd[j])
+        I = (fdata[k, C_M], fdata[k, C_M + 1], fdata[k, C_M + 2], fdata[k, C_M + 3],
+             fdata[k, C_M + 4], fdata[k, C_M + 5], fdata[k, C_M + 6], fdata[k, C_M + 7],
+             fdata[k, C_M + 8], fdata[k, C_M + 9], fdata[k, C_M + 10], fdata[k, C_M + 11],
+             fdata[k, C_M + 12])
+        W[k, W_V], W[k, W_V + 1], W[k, W_V + 2], W[k, W_V + 3], W[k, W_V + 4], W[k, W_V + 5] = V
+        W[k, W_A], W[k, W_A + 1], W[k, W_A + 2], W[k, W_A + 3], W[k, W_A + 4], W[k, W_A + 5] = A
+        W[k, W_F], W[k, W_F + 1], W[k, W_F + 2], W[k, W_F + 3], W[k, W_F + 4], W[k, W_F + 5] = \
+            body_force(I, V, A)
+    # backward pass
+    for k in range(nl - 1, 0, -1):
+        p = idata[k, 0]
+        jt = idata[k, 1]
+        F = (W[k, W_F], W[k, W_F + 1], W[k, W_F + 2], W[k, W_F + 3], W[k, W_F + 4], W[k, W_F + 5])
+        if jt != FIXED:
+            tau[idata[k, 2]] = joint_force(jt, (fdata[k, C_AX], fdata[k, C_AX + 1],
+                                                fdata[k, C_AX + 2]), F)
+        if p > 0:
+            X = (W[k, W_R], W[k, W_R + 1], W[k, W_R + 2], W[k, W_R + 3], W[k, W_R + 4],
+                 W[k, W_R + 5], W[k, W_R + 6], W[k, W_R + 7], W[k, W_R + 8],
+                 W[k, W_T], W[k, W_T + 1], W[k, W_T + 2])
+            m0, m1, m2, f0, f1, f2 = force_to_parent(X, F)
+            W[p, W_F] += m0
+            W[p, W_F + 1] += m1
+            W[p, W_F + 2] += m2
+            W[p, W_F + 3] += f0
+            W[p, W_F + 4] += f1
+            W[p, W_F + 5] += f2
     return tau
 
 
