@@ -261,15 +261,20 @@ def _default_robot(world: _World) -> str:
     raise UnknownNameError("body", "robot", world.bodies, "the scene (pass robot=...)")
 
 
-def _disabled_link_names(disabled: Any, body: LoadedBody) -> set[frozenset[str]]:
-    """SRDF path or link-name pairs -> set of frozenset link-name pairs (names checked)."""
+def _disabled_entries(disabled: Any) -> Iterator[tuple[Any, Any]]:
+    """The (a, b) entries of ``disabled``: None, an SRDF path, or an iterable of pairs."""
     if disabled is None:
-        return set()
+        return
     if isinstance(disabled, (str, os.PathLike)):
         disabled = read_srdf_disabled(disabled)
-    out = set()
     for entry in disabled:
-        a, b = (entry.link1, entry.link2) if isinstance(entry, DisabledPair) else entry
+        yield (entry.link1, entry.link2) if isinstance(entry, DisabledPair) else entry
+
+
+def _disabled_link_names(disabled: Any, body: LoadedBody) -> set[frozenset[str]]:
+    """SRDF path or link-name pairs -> set of frozenset link-name pairs (names checked)."""
+    out = set()
+    for a, b in _disabled_entries(disabled):
         a = a.link if isinstance(a, NamedCollisionObject) else a
         b = b.link if isinstance(b, NamedCollisionObject) else b
         body.link_index(a), body.link_index(b)  # unknown names: close matches
@@ -475,13 +480,8 @@ class CollisionDetector:
                             "or a NamedCollisionObject")
 
     def _disabled_set(self, disabled: Any) -> set[frozenset]:
-        if disabled is None:
-            return set()
-        if isinstance(disabled, (str, os.PathLike)):
-            disabled = read_srdf_disabled(disabled)
         out = set()
-        for entry in disabled:
-            a, b = (entry.link1, entry.link2) if isinstance(entry, DisabledPair) else entry
+        for a, b in _disabled_entries(disabled):
             for oa in self._objects_of(a):
                 for ob in self._objects_of(b):
                     out.add(frozenset((oa, ob)))
