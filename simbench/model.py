@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ShapeError, URDFError, lookup
+from .errors import ShapeError, UnknownNameError, URDFError, lookup
 from .paths import resolve_urdf
 
 #: Joint type codes used in :attr:`RobotModel.joint_type_code` (and by the numba kernels).
@@ -209,9 +209,9 @@ class RobotModel:
     def neutral(self) -> np.ndarray:
         """The zero configuration, clipped into the joint limits."""
         q = np.zeros(self.dof)
-        lo, hi = self.lower, self.upper
-        ok = lo <= hi
-        return np.where(ok, np.clip(q, np.where(ok, lo, 0), np.where(ok, hi, 0)), q)
+        ok = self.lower <= self.upper  # PyBullet treats lower > upper as unlimited
+        q[ok] = np.clip(0.0, self.lower[ok], self.upper[ok])
+        return q
 
     def random_configuration(self, rng: np.random.Generator | int | None = None,
                              n: int | None = None) -> np.ndarray:
@@ -416,8 +416,6 @@ def _validate_tree(root: Any, source: str, issues: list[ModelIssue]) -> None:
             if sub is None or not sub.get("link"):
                 raise URDFError(f"{source}: joint {name!r} has no <{tag} link=...>")
             if sub.get("link") not in links:
-                from .errors import UnknownNameError
-
                 err = UnknownNameError("link", sub.get("link"), links)
                 raise URDFError(f"{source}: joint {name!r} <{tag}>: {err}") from None
         child = el.find("child").get("link")
@@ -456,7 +454,6 @@ def _build(xml: str | bytes, source: str) -> RobotModel:
         raise URDFError(f"{source}: {len(roots)} root links {roots}; a URDF needs exactly one "
                         f"(connect them with joints)")
     order: list[str] = []
-    joint_of: list[Any] = []
     stack = [roots[0]]
     while stack:  # depth first, children in file order (PyBullet's numbering)
         name = stack.pop()

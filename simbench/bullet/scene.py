@@ -204,8 +204,7 @@ class LoadedScene:
     def body(self, name: str) -> LoadedBody:
         if name not in self._loaded:
             body_id = lookup(self.bodies, name, "body", self.scene.source)
-            spec = next(b for b in self.scene.bodies if b.name == name)
-            self._loaded[name] = LoadedBody(name, body_id, self.client, spec)
+            self._loaded[name] = LoadedBody(name, body_id, self.client, self.scene.body(name))
         return self._loaded[name]
 
     @property
