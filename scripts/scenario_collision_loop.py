@@ -21,7 +21,7 @@ import numpy as np
 
 from simbench.bullet.collision import NamedCollisionObject, robot_vs_world, self_collision_pairs
 
-SCENE = None          # the bundled seed scene, assets/scenes/kuka_cubes.toml
+SCENE = None          # the bundled seed scene, simbench:kuka_cubes.toml
 DURATION = 20.0
 MOVE_TIME = 1.5       # s per accepted configuration
 SETTLE_TIME = 0.25    # s held at the goal

@@ -1,7 +1,7 @@
 """A free rigid body on SE(3) (seed 003) showing the intermediate-axis flip (the "tennis racket"
 or Dzhanibekov effect), integrated by ``simbench.dynamics.rigid_body`` and shown in PyBullet.
 
-The box ``assets/urdf/sim/flip_box.urdf`` (0.4 x 0.2 x 0.1 m, 1 kg; principal moments
+The box ``simbench:sim/flip_box.urdf`` (0.4 x 0.2 x 0.1 m, 1 kg; principal moments
 I_x < I_y < I_z) spins at 6 rad/s about its intermediate axis y with a 0.05 rad/s nudge about
 x, with no gravity and no torque. The rotation about y is unstable: the body keeps flipping
 over, and the body-frame angular velocity w_y reverses sign every ~3.3 s.
@@ -32,7 +32,7 @@ import numpy as np
 from simbench.dynamics import rigid_body as rb
 from simbench.plotting import save_figure, stacked_axes
 
-URDF = str(Path(__file__).resolve().parents[1] / "assets" / "urdf" / "sim" / "flip_box.urdf")
+URDF = "simbench:sim/flip_box.urdf"
 CENTER_OURS = np.array([0.0, -0.35, 1.0])
 CENTER_PYBULLET = np.array([0.0, 0.35, 1.0])
 SCENE = {"robot": "ours", "gravity": [0, 0, 0],

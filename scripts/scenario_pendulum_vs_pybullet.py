@@ -1,5 +1,5 @@
 """Our ``simulate`` next to PyBullet's stepping for a passive triple pendulum
-(``assets/urdf/sim/pendulum3.urdf``: uniform rods, no damping or friction in the file), all from
+(``simbench:sim/pendulum3.urdf``: uniform rods, no damping or friction in the file), all from
 the same initial state. Three pendulums hang side by side:
 
 * ``pybullet``: stepped by PyBullet with its defaults;
@@ -33,7 +33,7 @@ import numpy as np
 from simbench.dynamics import kinetic_energy, potential_energy, simulate
 from simbench.plotting import save_figure, stacked_axes
 
-URDF = str(Path(__file__).resolve().parents[1] / "assets" / "urdf" / "sim" / "pendulum3.urdf")
+URDF = "simbench:sim/pendulum3.urdf"
 HEIGHT = 1.8  # m, the pivots
 SCENE = {"robot": "pybullet", "gravity": [0, 0, -9.81],
          "body": [{"name": "pybullet", "urdf": URDF, "fixed_base": True, "position": [0, -0.6, HEIGHT]},

@@ -32,8 +32,9 @@ import numpy as np
 
 from .errors import SimbenchError
 from .model import RobotModel
+from .paths import assets_dir
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets" / "urdf"
+ASSETS = assets_dir() / "urdf"
 ROBOTS = {
     "mobile_manipulator": str(ASSETS / "mobile_manipulator.urdf"),
     "kuka_iiwa": "pybullet_data:kuka_iiwa/model.urdf",

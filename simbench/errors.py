@@ -37,6 +37,18 @@ class ShapeError(SimbenchError, ValueError):
     """An array argument has the wrong shape or holds NaN/inf."""
 
 
+class SceneError(SimbenchError, ValueError):
+    """A scene file or description that cannot be used."""
+
+
+class SRDFError(SimbenchError, ValueError):
+    """An SRDF file (allowed-collision pairs) that cannot be read."""
+
+
+class RecordingError(SimbenchError):
+    """A recording that cannot be written (unsupported format, missing encoder)."""
+
+
 def lookup(mapping: Mapping[str, V], name: str, what: str, where: str = "") -> V:
     """``mapping[name]``, or an :class:`UnknownNameError` listing close matches."""
     try:

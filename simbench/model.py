@@ -35,6 +35,9 @@ _TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE,
 _NV = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3}
 _KNOWN_TYPES = set(_TYPE_CODES) | {"floating", "planar"}
 
+#: Standard gravity (m/s^2) in a z-up world frame: the one default of the whole project.
+GRAVITY: tuple[float, float, float] = (0.0, 0.0, -9.81)
+
 # PyBullet drops the rotational inertia of a link whose principal moments break the
 # triangle inequality by more than this factor (URDF2Bullet.cpp).
 TRIANGLE_TOLERANCE = 1.00001
@@ -116,6 +119,9 @@ class RobotModel:
     joint_mimic: tuple[Mimic | None, ...]
     joint_v_index: np.ndarray        # (nj,) first index into q/qd, -1 for fixed joints
     issues: tuple[ModelIssue, ...] = ()
+    #: gravity (m/s^2) expressed in the root link's frame; the dynamics use it when no
+    #: ``gravity=`` is given. A body mounted with a rotation R carries ``R^T g_world``.
+    gravity: tuple[float, float, float] = GRAVITY
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors

@@ -1,12 +1,23 @@
-"""Where URDF files are: plain paths and ``pybullet_data:NAME`` references."""
+"""Where files are: plain paths, ``pybullet_data:NAME`` (PyBullet's bundled robots) and
+``simbench:NAME`` (the scenes and URDFs shipped inside this package).
+
+``simbench:NAME`` is looked up under the package's ``assets`` folder as ``NAME`` itself, then
+under ``urdf/`` and ``scenes/``: ``simbench:planar_2r.urdf``, ``simbench:kuka_cubes.toml`` and
+``simbench:urdf/defects/arm.urdf`` all work. The files are package data, found through
+:mod:`importlib.resources`, so they are there in a wheel install as in a checkout.
+"""
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 from .errors import URDFError
 
 PYBULLET_DATA_PREFIX = "pybullet_data:"
+SIMBENCH_PREFIX = "simbench:"
+#: sub-folders of the bundled assets searched for a bare ``simbench:NAME``
+_SIMBENCH_SUBDIRS = ("", "urdf", "scenes")
 
 
 def pybullet_data_dir() -> Path:
@@ -16,22 +27,45 @@ def pybullet_data_dir() -> Path:
     return Path(pybullet_data.getDataPath())
 
 
-def resolve_urdf(spec: str | os.PathLike, relative_to: str | os.PathLike | None = None) -> Path:
+def assets_dir() -> Path:
+    """The folder of simbench's bundled scenes and URDFs (package data)."""
+    return Path(str(resources.files("simbench") / "assets"))
+
+
+def default_scene_path() -> Path:
+    """The bundled seed scene (KUKA iiwa among cubes)."""
+    return assets_dir() / "scenes" / "kuka_cubes.toml"
+
+
+def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None = None,
+                 what: str = "file") -> Path:
     """Turn ``spec`` into an existing file path.
 
-    ``spec`` is a path (relative paths are taken from ``relative_to`` when given) or
-    ``pybullet_data:kuka_iiwa/model.urdf`` for a model bundled with PyBullet.
+    ``spec`` is a path (relative paths are taken from ``relative_to`` when given),
+    ``pybullet_data:kuka_iiwa/model.urdf`` for a model bundled with PyBullet, or
+    ``simbench:planar_2r.urdf`` for a file bundled with simbench.
     """
     text = os.fspath(spec)
+    tried: list[Path] = []
     if text.startswith(PYBULLET_DATA_PREFIX):
-        path = pybullet_data_dir() / text[len(PYBULLET_DATA_PREFIX):]
+        tried.append(pybullet_data_dir() / text[len(PYBULLET_DATA_PREFIX):])
+    elif text.startswith(SIMBENCH_PREFIX):
+        name = text[len(SIMBENCH_PREFIX):]
+        tried.extend(assets_dir() / sub / name for sub in _SIMBENCH_SUBDIRS)
     else:
         path = Path(text).expanduser()
         if not path.is_absolute() and relative_to is not None:
             path = Path(relative_to) / path
-    if not path.is_file():
-        hint = ""
-        if text.startswith(PYBULLET_DATA_PREFIX):
-            hint = f" (looked in {pybullet_data_dir()})"
-        raise URDFError(f"URDF file not found: {text!r}{hint}")
-    return path.resolve()
+        tried.append(path)
+    for path in tried:
+        if path.is_file():
+            return path.resolve()
+    hint = ""
+    if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
+        hint = f" (looked in {', '.join(str(t.parent) for t in tried)})"
+    raise URDFError(f"{what} not found: {text!r}{hint}")
+
+
+def resolve_urdf(spec: str | os.PathLike, relative_to: str | os.PathLike | None = None) -> Path:
+    """:func:`resolve_path` for a URDF file."""
+    return resolve_path(spec, relative_to, "URDF file")

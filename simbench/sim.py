@@ -42,7 +42,7 @@ import numpy as np
 from ._quiet import import_pybullet
 from .bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from .bullet.servers import ServerPair, connect
-from .errors import ShapeError, SimbenchError, lookup
+from .errors import RecordingError, ShapeError, SimbenchError, lookup
 from .imaging import write_png
 
 p = import_pybullet()
@@ -63,10 +63,6 @@ class SimulationDone(BaseException):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-class RecordingError(SimbenchError):
-    """A recording that cannot be written (unsupported format, missing encoder)."""
 
 
 # ====================================================================== frame writers

@@ -8,8 +8,10 @@ import re
 
 import numpy as np
 
+from simbench.paths import assets_dir
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ASSETS = os.path.join(ROOT, "assets", "urdf")
+ASSETS = str(assets_dir() / "urdf")
 MOVABLE = re.compile(rb"""type\s*=\s*["'](revolute|continuous|prismatic)["']""")
 
 

@@ -1,4 +1,4 @@
-"""Collision detector vs closed-form geometry (assets/scenes/shapes.toml).
+"""Collision detector vs closed-form geometry (simbench:shapes.toml).
 
 Shapes: sphere radius R = 0.25; box half extents H = (0.2, 0.3, 0.4); plane z = 0. The
 movable "ball" and "block" sit at their joint values q = (x, y, z). Normals point from B to A.

@@ -13,10 +13,11 @@ import pybullet as p
 import pytest
 
 from simbench.bullet import crosscheck as cc
+from simbench.paths import assets_dir
 from simbench.errors import SimbenchError
 from simbench.testing import assert_matches_pybullet
 
-DEFECTS = Path(__file__).resolve().parents[1] / "assets" / "urdf" / "defects"
+DEFECTS = assets_dir() / "urdf" / "defects"
 ARM = DEFECTS / "arm.urdf"
 KUKA = "pybullet_data:kuka_iiwa/model.urdf"
 BIKE = "pybullet_data:bicycle/bike.urdf"

@@ -19,11 +19,12 @@ pin = pytest.importorskip("pinocchio")
 
 from simbench.errors import SimbenchError, ShapeError  # noqa: E402
 from simbench.model import RobotModel  # noqa: E402
+from simbench.paths import assets_dir  # noqa: E402
 from simbench.dynamics import symbolic  # noqa: E402
 from simbench.dynamics.symbolic import derive  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSETS = ROOT / "assets" / "urdf"
+ASSETS = assets_dir() / "urdf"
 PLANAR_2R = ASSETS / "planar_2r.urdf"
 MOBILE = ASSETS / "mobile_manipulator.urdf"
 ARM3 = ASSETS / "anthropomorphic_3link.urdf"

@@ -3,7 +3,7 @@
 The seed's idea: a second, DIRECT PyBullet server holds the same scene and answers "how far is
 link X from object Y in configuration q" without touching the simulation that is running::
 
-    pair = simbench.connect("assets/scenes/kuka_cubes.toml", gui=False)
+    pair = simbench.connect("simbench:kuka_cubes.toml", gui=False)
     link7 = NamedCollisionObject("robot", "lbr_iiwa_link_7")
     det = CollisionDetector(pair.collision, [(link7, "ground"), (link7, "cube1")])
     d = det.compute_distances(q)            # (2,) metres, saturating at max_distance

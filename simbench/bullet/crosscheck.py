@@ -35,12 +35,11 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..errors import SimbenchError
-from ..model import SPHERICAL, RobotModel
+from ..model import GRAVITY, SPHERICAL, RobotModel
 from ..paths import PYBULLET_DATA_PREFIX, pybullet_data_dir, resolve_urdf
 
 p = import_pybullet()
 
-GRAVITY = (0.0, 0.0, -9.81)
 PASS, EXPLAINED, FAIL, SKIPPED = "PASS", "EXPLAINED", "FAIL", "SKIPPED"
 
 #: The ways PyBullet alters a model on import that ``check`` can demonstrate.

@@ -1,7 +1,7 @@
 """Scene descriptions (TOML) and loading them into PyBullet clients.
 
 A scene file lists bodies; the seed's scene (KUKA iiwa among cubes) is
-``assets/scenes/kuka_cubes.toml``::
+``simbench:kuka_cubes.toml`` (package data)::
 
     gravity = [0, 0, -9.81]     # optional, m/s^2
     robot = "robot"             # optional: the body that joint configurations refer to
@@ -34,18 +34,15 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import SimbenchError, UnknownNameError, lookup
-from ..paths import PYBULLET_DATA_PREFIX, resolve_urdf
+from ..errors import SceneError, SimbenchError, UnknownNameError, lookup
+from ..model import GRAVITY
+from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_urdf
 
-ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
-DEFAULT_SCENE = ASSETS_DIR / "scenes" / "kuka_cubes.toml"
+ASSETS_DIR = assets_dir()
+DEFAULT_SCENE = default_scene_path()
 
 _BODY_KEYS = {"name", "urdf", "position", "orientation", "fixed_base", "self_collision", "scale", "joints"}
 _SCENE_KEYS = {"gravity", "robot", "body"}
-
-
-class SceneError(SimbenchError, ValueError):
-    """A scene file or description that cannot be used."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ class Scene:
     """Bodies with poses, gravity, and which body is "the robot"."""
 
     bodies: tuple[BodySpec, ...]
-    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    gravity: tuple[float, float, float] = GRAVITY
     robot: str | None = None
     source: str = "<scene>"
 
@@ -98,7 +95,7 @@ class Scene:
         robot = data.get("robot")
         if robot is not None:
             lookup({n: n for n in names}, robot, "body", f"{source} (key 'robot')")
-        return cls(bodies, _vector(data.get("gravity", (0, 0, -9.81)), 3, "gravity", source), robot, source)
+        return cls(bodies, _vector(data.get("gravity", GRAVITY), 3, "gravity", source), robot, source)
 
     def body(self, name: str) -> BodySpec:
         return lookup({b.name: b for b in self.bodies}, name, "body", self.source)

@@ -16,11 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 from xml.sax.saxutils import quoteattr
 
-from ..errors import SimbenchError
-
-
-class SRDFError(SimbenchError, ValueError):
-    """An SRDF file that cannot be read."""
+from ..errors import SRDFError
 
 
 class DisabledPair(NamedTuple):

@@ -12,7 +12,8 @@ formulation), :mod:`.rigid_body` (a free body on SE(3)), :mod:`.kernels` (the nu
 from .forward import METHODS, forward_dynamics, mass_matrix, simulate
 from .kinematics import (center_of_mass, com_jacobian, forward_kinematics, kinetic_energy,
                          link_com_jacobians, link_jacobian, potential_energy)
-from .rnea import GRAVITY, bias_forces, gravity_torques, inverse_dynamics
+from ..model import GRAVITY
+from .rnea import bias_forces, gravity_torques, inverse_dynamics
 from . import lagrange, rigid_body  # noqa: E402  (submodules, for simbench.dynamics.lagrange...)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ShapeError, SimbenchError
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
-from .rnea import (GRAVITY, _joint_losses, fext_array, gravity_vector, joint_arrays,
+from .rnea import (_joint_losses, fext_array, gravity_vector, joint_arrays,
                    parallel_chunks, prepare)
 
 __all__ = ["mass_matrix", "forward_dynamics", "simulate", "step", "METHODS"]
@@ -65,7 +65,7 @@ def _singular(model: RobotModel, qdd: np.ndarray, Q: np.ndarray) -> None:
 
 
 def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
-                     gravity: Sequence[float] = GRAVITY, f_ext: Mapping[str, Any] | None = None,
+                     gravity: Sequence[float] | None = None, f_ext: Mapping[str, Any] | None = None,
                      damping: bool = False, friction: bool = False) -> np.ndarray:
     """Joint accelerations ``q''`` (..., dof) for torques ``tau`` (see the module docstring).
 
@@ -76,7 +76,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         d = model._cache["_dyn"]
     except KeyError:
         d = prepare(model)
-    if f_ext is None and gravity is GRAVITY and not (damping or friction) and getattr(q, "ndim", 1) == 1:
+    if f_ext is None and gravity is None and not (damping or friction) and getattr(q, "ndim", 1) == 1:
         try:  # lean path: one (dof,) float64 configuration, default gravity
             qdd = K.fd_fast(d.packed, q, qd, tau)
             if d.dof and qdd[0] != qdd[0]:  # all-nan: singular M or overflow
@@ -85,7 +85,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         except (TypeError, AttributeError, ValueError):  # anything else: the general path
             pass
     batch, (Q, QD, TAU) = joint_arrays(model, (q, "q"), (qd, "qd"), (tau, "tau"))
-    gx, gy, gz = gravity_vector(gravity)
+    gx, gy, gz = gravity_vector(model, gravity)
     F, has = fext_array(model, d, f_ext, batch)
     if damping or friction:
         TAU = np.ascontiguousarray(TAU - _joint_losses(d, QD, damping, friction), dtype=float)
@@ -147,7 +147,7 @@ def step(model: RobotModel, q: np.ndarray, qd: np.ndarray, t: float, dt: float,
 
 
 def simulate(model: RobotModel, q0: Any, qd0: Any, controller: Controller | None, dt: float,
-             steps: int, method: str = "rk4", *, gravity: Sequence[float] = GRAVITY,
+             steps: int, method: str = "rk4", *, gravity: Sequence[float] | None = None,
              damping: bool = False, friction: bool = False
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Integrate the robot from ``(q0, qd0)`` for ``steps`` steps of ``dt`` seconds.

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import ShapeError, lookup
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
-from .rnea import GRAVITY, gravity_vector, joint_arrays, prepare
+from .rnea import gravity_vector, joint_arrays, prepare
 
 __all__ = ["forward_kinematics", "link_jacobian", "com_jacobian", "link_com_jacobians",
            "center_of_mass", "kinetic_energy", "potential_energy"]
@@ -135,10 +135,10 @@ def kinetic_energy(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
     return 0.5 * np.einsum("...i,...ij,...j->...", qd, M, qd)
 
 
-def potential_energy(model: RobotModel, q: Any, *, gravity: Sequence[float] = GRAVITY
+def potential_energy(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None
                      ) -> np.ndarray:
     """``P = -sum_i m_i g . c_i(q)`` (zero at the world origin), shape (...)."""
-    g = np.array(gravity_vector(gravity))
+    g = np.array(gravity_vector(model, gravity))
     T = forward_kinematics(model, q)
     c = np.einsum("...ij,...j->...i", T[..., :3, :3], model.link_com) + T[..., :3, 3]
     return -np.einsum("i,...ij,j->...", model.link_mass, c, g)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..model import RobotModel, as_joint_array
 from .kinematics import _joint_world, _structure, link_com_jacobians
-from .rnea import GRAVITY, gravity_vector
+from .rnea import gravity_vector
 
 __all__ = ["mass_matrix", "mass_matrix_derivative", "christoffel_symbols", "coriolis_matrix",
            "gravity_torques", "inverse_dynamics", "dynamics_terms"]
@@ -122,16 +122,16 @@ def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
 
 
 def _grav(model: RobotModel, p: dict, gravity: Sequence[float]) -> np.ndarray:
-    g = np.array(gravity_vector(gravity))
+    g = np.array(gravity_vector(model, gravity))
     return -np.einsum("i,...iaj,a->...j", model.link_mass, p["Jv"], g)
 
 
-def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] = GRAVITY) -> np.ndarray:
+def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
     """``g(q) = dP/dq = -sum_i m_i Jv_i^T g_vec``, shape (..., dof)."""
     return _grav(model, _parts(model, q), gravity)
 
 
-def dynamics_terms(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] = GRAVITY
+def dynamics_terms(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] | None = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(M, C, g)`` at ``(q, q')`` in one pass."""
     p = _parts(model, q)
@@ -142,7 +142,7 @@ def dynamics_terms(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[floa
 
 
 def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                     gravity: Sequence[float] = GRAVITY) -> np.ndarray:
+                     gravity: Sequence[float] | None = None) -> np.ndarray:
     """``tau = M q'' + C q' + g`` by the Lagrangian path, shape (..., dof)."""
     qd = as_joint_array(model, qd, "qd")
     qdd = as_joint_array(model, qdd, "qdd")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, SimbenchError
+from ..model import GRAVITY
 from ..spatial import Ad, coad, dexp_inv, se3_exp, se3_inv
 
 __all__ = ["inertia_matrix", "acceleration", "gravity_wrench", "kinetic_energy", "potential_energy",
@@ -61,7 +62,7 @@ def acceleration(I: np.ndarray, xi: np.ndarray, F: np.ndarray | None = None) -> 
     return np.linalg.solve(I, rhs[..., None])[..., 0]
 
 
-def gravity_wrench(g: np.ndarray, mass: float, gravity: Sequence[float] = (0.0, 0.0, -9.81),
+def gravity_wrench(g: np.ndarray, mass: float, gravity: Sequence[float] = GRAVITY,
                    com: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
     """Body wrench of gravity: ``(c x R^T m g_vec, R^T m g_vec)``; ``(0, R^T m g_vec)`` for a
     frame at the centre of mass (seed 003)."""
@@ -75,7 +76,7 @@ def kinetic_energy(I: np.ndarray, xi: np.ndarray) -> np.ndarray:
     return 0.5 * np.einsum("...i,...ij,...j->...", xi, I, xi)
 
 
-def potential_energy(g: np.ndarray, mass: float, gravity: Sequence[float] = (0.0, 0.0, -9.81),
+def potential_energy(g: np.ndarray, mass: float, gravity: Sequence[float] = GRAVITY,
                      com: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
     """``-m g_vec . p_com`` with the COM in world coordinates."""
     g = np.asarray(g, dtype=float)

@@ -17,11 +17,9 @@ import numba
 import numpy as np
 
 from ..errors import ShapeError, SimbenchError, lookup
-from ..model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel, as_joint_array
+from ..model import FIXED, GRAVITY, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel, as_joint_array
 from . import kernels as K
 
-#: Default gravity (m/s^2), world frame, z up.
-GRAVITY = (0.0, 0.0, -9.81)
 
 __all__ = ["GRAVITY", "inverse_dynamics", "bias_forces", "gravity_torques", "prepare", "DynData"]
 
@@ -51,7 +49,8 @@ class DynData:
 
 
 def _pack(parent: np.ndarray, codes: list[int], vidx: np.ndarray, origins: np.ndarray,
-          axes: np.ndarray, G: np.ndarray, dof: int) -> tuple[np.ndarray, np.ndarray]:
+          axes: np.ndarray, G: np.ndarray, dof: int, gravity: Sequence[float]
+          ) -> tuple[np.ndarray, np.ndarray]:
     """idata, fdata of a tree: per body its parent, kernel joint code, q index, joint origin
     (4x4, parent body frame), joint axis, and spatial inertia G (6x6, about the body origin)."""
     nb = len(parent)
@@ -61,7 +60,7 @@ def _pack(parent: np.ndarray, codes: list[int], vidx: np.ndarray, origins: np.nd
     idata[:, 2] = vidx
     idata[0, 1], idata[0, 2], idata[0, 3] = K.FIXED, -1, dof
     fdata = np.zeros((nb, K.NF))
-    fdata[0, K.C_G:K.C_G + 3] = GRAVITY
+    fdata[0, K.C_G:K.C_G + 3] = gravity
     for k in range(nb):
         T = origins[k]
         a = axes[k]
@@ -100,7 +99,7 @@ def prepare(model: RobotModel) -> DynData:
     axes = np.concatenate([np.zeros((1, 3)), model.joint_axis]) if nl > 1 else np.zeros((1, 3))
     G = np.array(model.link_spatial_inertia)
     full_idata, full_fdata = _pack(np.asarray(model.link_parent), kcodes, vidx, origins, axes, G,
-                                   model.dof)
+                                   model.dof, model.gravity)
     # merge links attached by fixed joints into their parent body
     body = np.zeros(nl, dtype=int)          # body of each link
     offset = np.tile(np.eye(4), (nl, 1, 1))  # pose of each link in its body's frame
@@ -121,7 +120,7 @@ def prepare(model: RobotModel) -> DynData:
             b_axis.append(axes[k])
             b_G.append(G[k].copy())
     idata, fdata = _pack(np.array(b_parent), b_code, np.array(b_vidx), np.array(b_origin),
-                         np.array(b_axis), np.array(b_G), model.dof)
+                         np.array(b_axis), np.array(b_G), model.dof, model.gravity)
     mov = model.movable
     d = DynData(idata=idata, fdata=fdata, full_idata=full_idata, full_fdata=full_fdata,
                 packed=K.pack(idata, fdata),
@@ -148,8 +147,9 @@ def parallel_chunks() -> Any:
     return numba.parallel_chunksize(CHUNK_BLOCKS)
 
 
-def gravity_vector(gravity: Sequence[float]) -> tuple[float, float, float]:
-    g = np.asarray(gravity, dtype=float)
+def gravity_vector(model: RobotModel, gravity: Sequence[float] | None) -> tuple[float, float, float]:
+    """``gravity`` as three floats; ``None`` means the model's own (``model.gravity``)."""
+    g = np.asarray(model.gravity if gravity is None else gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, world frame), got {gravity!r}")
     return float(g[0]), float(g[1]), float(g[2])
@@ -230,17 +230,17 @@ _id_fast = K.id_fast
 
 
 def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                     gravity: Sequence[float] = GRAVITY, f_ext: Mapping[str, Any] | None = None,
+                     gravity: Sequence[float] | None = None, f_ext: Mapping[str, Any] | None = None,
                      damping: bool = False, friction: bool = False) -> np.ndarray:
     """Joint torques/forces ``tau = M q'' + C q' + g - sum J^T F_ext`` by RNEA, shape (..., dof).
 
     ``q, qd, qdd``: (..., dof) in ``model.joint_names`` order (leading dims broadcast).
-    ``gravity``: world-frame acceleration of gravity. ``f_ext``: link name -> wrench
+    ``gravity``: acceleration of gravity in the root frame (default ``model.gravity``). ``f_ext``: link name -> wrench
     [torque, force] (..., 6) acting on the link, world frame, about the link origin.
     ``damping`` / ``friction``: add ``d_i q'_i`` / ``f_i sign(q'_i)`` from the URDF
     ``<dynamics>`` tags (seed 000).
     """
-    if f_ext is None and gravity is GRAVITY and not damping and not friction:
+    if f_ext is None and gravity is None and not damping and not friction:
         try:  # lean path: one (dof,) float64 configuration, default gravity
             if q.ndim == 1:
                 return _id_fast(model._cache["_dyn"].packed, q, qd, qdd)
@@ -248,7 +248,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
             pass
     d = prepare(model)
     batch, (Q, QD, QDD) = joint_arrays(model, (q, "q"), (qd, "qd"), (qdd, "qdd"))
-    gx, gy, gz = gravity_vector(gravity)
+    gx, gy, gz = gravity_vector(model, gravity)
     F, has = fext_array(model, d, f_ext, batch)
     idata, fdata = (d.full_idata, d.full_fdata) if has else (d.idata, d.fdata)
     if batch == ():
@@ -272,7 +272,7 @@ def _joint_losses(d: DynData, qd: np.ndarray, damping: bool, friction: bool) -> 
     return out
 
 
-def bias_forces(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] = GRAVITY,
+def bias_forces(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] | None = None,
                 f_ext: Mapping[str, Any] | None = None) -> np.ndarray:
     """``C(q, q') q' + g(q)`` (the RNEA with ``q'' = 0``), shape (..., dof)."""
     qd_arr = as_joint_array(model, qd, "qd")
@@ -280,7 +280,7 @@ def bias_forces(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] 
                             f_ext=f_ext)
 
 
-def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] = GRAVITY) -> np.ndarray:
+def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
     """``g(q) = dP/dq``: the torques that hold the robot still, shape (..., dof)."""
     z = np.zeros(prepare(model).dof)
     return inverse_dynamics(model, q, z, z, gravity=gravity)

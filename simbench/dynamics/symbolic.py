@@ -16,7 +16,7 @@ only by this module. Example::
 
     from simbench.model import load
     from simbench.dynamics.symbolic import derive
-    eom = derive(load("assets/urdf/planar_2r.urdf"))
+    eom = derive(load("simbench:planar_2r.urdf"))
     eom.M, eom.C, eom.g          # sympy matrices in eom.q, eom.qd
     f = eom.lambdify()
     f.inverse_dynamics(q, qd, qdd)  # numpy, leading batch dimensions allowed
@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimbenchError
-from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
+from ..model import FIXED, GRAVITY, PRISMATIC, SPHERICAL, RobotModel
 
 try:
     import sympy as sp
@@ -262,7 +262,7 @@ class SymbolicDynamics:
 
 
 def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: bool = False, *,
-           gravity: Sequence[float] = (0.0, 0.0, -9.81), max_dof: int = MAX_DOF) -> SymbolicDynamics:
+           gravity: Sequence[float] = GRAVITY, max_dof: int = MAX_DOF) -> SymbolicDynamics:
     """Symbolic M(q), C(q, q') (Christoffel symbols) and g(q) of a serial chain.
 
     ``model``: revolute / continuous / prismatic joints in one chain (fixed joints are
