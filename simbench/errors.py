@@ -53,14 +53,16 @@ class RecordingError(SimbenchError):
 
 
 def closest(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
-    """Up to ``n`` valid names close to ``name``: those equal to it but for case first, then
-    difflib's close matches ignoring case (so ``"ROBOT"`` suggests ``"robot"``)."""
+    """Up to ``n`` valid names close to ``name``: the ones equal to it but for case when there
+    are any (``"ROBOT"`` suggests ``"robot"``), else difflib's close matches ignoring case."""
     valid = list(dict.fromkeys(valid))
     folded: dict[str, list[str]] = {}
     for v in valid:
         folded.setdefault(v.casefold(), []).append(v)
     key = name.casefold()
     out = [v for v in folded.get(key, []) if v != name]
+    if out:  # the same name but for case: that is the answer
+        return out[:n]
     for match in difflib.get_close_matches(key, list(folded), n=n, cutoff=0.5):
         out.extend(v for v in folded[match] if v not in out and v != name)
     return out[:n]

@@ -30,7 +30,8 @@ from .packages import PackageMap, Resolution, resolve_uri
 MESH_FORMATS = (".obj", ".stl", ".dae", ".vtk")
 #: shape element -> attributes PyBullet requires
 SHAPES = {"sphere": ("radius",), "box": ("size",), "cylinder": ("radius", "length"),
-          "capsule": ("radius", "length"), "mesh": ("filename",)}
+          "capsule": ("radius", "length"), "mesh": ("filename",), "plane": ("normal",),
+          "cdf": ("filename",)}
 #: joint types PyBullet's URDF parser knows
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 
@@ -192,13 +193,13 @@ def _check_geometry(el: Any, link: str, owner: str, where: str, refuse: Any, res
         refuse("incomplete_geometry", owner, f"{where} <{shape.tag}> without "
                f"{' and '.join(lacking)}", link=link)
         return
-    if shape.tag == "mesh":
+    if shape.tag in ("mesh", "cdf"):  # cdf: PyBullet's signed-distance-field file
         uri = shape.get("filename")
         res = resolve(link, f"{owner} {where}", uri)
         if res.path is None:
             refuse("missing_mesh", owner, f"mesh {res.explain()}", link=link, uri=uri,
                    tried=list(res.tried), where=where)
-        elif res.path.suffix.lower() not in MESH_FORMATS:
+        elif shape.tag == "mesh" and res.path.suffix.lower() not in MESH_FORMATS:
             kind = f"{res.path.suffix} file" if res.path.suffix else "file without extension"
             refuse("unsupported_mesh", owner, f"{where} mesh {uri!r} is a {kind}; PyBullet reads "
                    f"{', '.join(MESH_FORMATS)}", link=link, uri=uri)
