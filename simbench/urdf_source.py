@@ -32,7 +32,8 @@ from typing import Any
 
 from .errors import SimbenchError, URDFError
 from .issues import ModelIssue
-from .packages import FILE_SCHEME, PACKAGE_SCHEME, PackageMap, find_package, package_defaults
+from .packages import (FILE_SCHEME, PACKAGE_SCHEME, PackageMap, find_package, package_defaults,
+                       parse_package_map)
 from .paths import resolve_urdf
 from .urdf_checks import MESH_FORMATS, MeshRef, check_elements, check_tree
 
@@ -129,12 +130,13 @@ def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Seque
     if is_xacro(path, raw):
         args = parse_xacro_args(xacro_args) if xacro_args is not None else dict(_default_xacro_args.get())
         raw = expand_xacro(path, args, package_map)
-        shown = ", ".join(f"{k}:={v}" for k, v in args.items()) or "no arguments"
         issues.append(ModelIssue("xacro_input", "robot", f"xacro file, expanded with the xacro "
-                                 f"package ({shown}); PyBullet is given the expanded copy",
+                                 f"package ({_shown(args) or 'no arguments'}); PyBullet is given "
+                                 "the expanded copy",
                                  {"args": dict(args)}))
     elif xacro_args:
-        raise URDFError(f"{path}: --xacro-arg given but the file is plain URDF, not xacro")
+        raise URDFError(f"{path}: xacro arguments {_shown(xacro_args)} given, but the file is plain "
+                        f"URDF, not xacro (.xacro, or <xacro:...> elements)")
     return source_from_string(raw, base_dir=path.parent, spec=os.fspath(spec), path=path,
                               package_map=package_map, xacro_args=args, issues=issues)
 
@@ -164,10 +166,7 @@ def source_from_string(xml: str | bytes, *, base_dir: str | os.PathLike[str] | N
     issues = list(issues or [])
     text = xml if isinstance(xml, bytes) else xml.encode()
     root = parse_xml(text, label, issues)
-    if package_map is not None and not isinstance(package_map, Mapping):
-        from .packages import parse_package_map
-
-        package_map = parse_package_map(package_map)
+    package_map = parse_package_map(package_map)  # checked (folders exist) even when unused
     check_tree(root, label)
     meshes = check_elements(root, base, path, package_map, issues)
     return UrdfSource(spec=spec or label, path=path, xml=text, root=root, issues=tuple(issues),
@@ -266,6 +265,10 @@ def parse_xacro_args(args: XacroArgs | None) -> dict[str, str]:
     return out
 
 
+def _shown(args: XacroArgs) -> str:
+    return ", ".join(f"{k}:={v}" for k, v in parse_xacro_args(args).items())
+
+
 def _xacro_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -276,13 +279,10 @@ def _xacro_value(value: Any) -> str:
 def _find_through_us(xacro: Any, path: Path, package_map: PackageMap | Sequence[str] | None) -> Iterator[None]:
     """Make xacro's ``$(find NAME)`` use our package lookup (it would need ROS 2's
     ament_index_python)."""
-    from .packages import parse_package_map
-
     import importlib
 
     subs = importlib.import_module("xacro.substitution_args")
-    mapping = package_map if isinstance(package_map, Mapping) or package_map is None else \
-        parse_package_map(package_map)
+    mapping = parse_package_map(package_map)
 
     def find(name: str) -> str:
         roots, where = find_package(name, package_map=mapping, near=path)
