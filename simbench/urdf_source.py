@@ -169,6 +169,9 @@ def source_from_string(xml: str | bytes, *, base_dir: str | os.PathLike[str] | N
     package_map = parse_package_map(package_map)  # checked (folders exist) even when unused
     check_tree(root, label)
     meshes = check_elements(root, base, path, package_map, issues)
+    logger.debug("%s: %d links, %d mesh and texture files (%d not found), %d issues", label,
+                 len(root.findall("link")), len(meshes), sum(m.resolution.path is None for m in meshes),
+                 len(issues))
     return UrdfSource(spec=spec or label, path=path, xml=text, root=root, issues=tuple(issues),
                       meshes=tuple(meshes), xacro_args=xacro_args)
 
