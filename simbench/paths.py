@@ -33,7 +33,7 @@ def assets_dir() -> Path:
 
 
 def default_scene_path() -> Path:
-    """The bundled seed scene (KUKA iiwa among cubes)."""
+    """The bundled scene of Adam Heins's "shortest distances with PyBullet" (KUKA iiwa among cubes)."""
     return assets_dir() / "scenes" / "kuka_cubes.toml"
 
 

@@ -240,7 +240,7 @@ class LoadedBody:
 class LoadedScene:
     """A scene loaded into one PyBullet client.
 
-    ``bodies`` is a plain ``dict`` body name -> PyBullet body id, as in the seed; ``body(name)``
+    ``bodies`` is a plain ``dict`` body name -> PyBullet body id (as in Adam Heins's post); ``body(name)``
     gives a :class:`LoadedBody` with link and joint lookups.
     """
 
