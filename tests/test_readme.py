@@ -11,6 +11,7 @@ removed). Two annotations are checked:
 A block that cannot run here is preceded by ``<!-- no-run: reason -->``; keep those rare.
 """
 import ast
+import logging
 import math
 import os
 import re
@@ -121,8 +122,20 @@ def run_block(code: str, namespace: dict, where: str) -> int:
     return len(compared)
 
 
+@pytest.fixture
+def logging_restored():
+    """The blocks may configure logging (docs/cli.md does): put it back afterwards."""
+    root, ours = logging.getLogger(), logging.getLogger("simbench")
+    saved = (root.level, root.handlers[:], ours.level, ours.handlers[:])
+    yield
+    root.setLevel(saved[0])
+    root.handlers[:] = saved[1]
+    ours.setLevel(saved[2])
+    ours.handlers[:] = saved[3]
+
+
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
-def test_python_blocks_run_and_show_their_output(path, tmp_path, monkeypatch):
+def test_python_blocks_run_and_show_their_output(path, tmp_path, monkeypatch, logging_restored):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DISPLAY", raising=False)
     namespace: dict = {"__name__": "__readme__"}
