@@ -8,10 +8,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ._version import __version__
 from .errors import ShapeError, SimbenchError, UnknownNameError, URDFError
 from .model import ModelIssue, RobotModel
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "connect": "simbench.bullet.servers",
@@ -28,6 +27,7 @@ _LAZY = {
     "ClosestPoints": "simbench.bullet.collision",
     "Simulation": "simbench.sim",
     "dynamics": "simbench.dynamics",
+    "load_source": "simbench.urdf_source",
 }
 
 
@@ -39,4 +39,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["RobotModel", "ModelIssue", "SimbenchError", "URDFError", "UnknownNameError",
-           "ShapeError", *_LAZY]
+           "ShapeError", "__version__", *_LAZY]

@@ -1,15 +1,19 @@
 """simbench: URDF robots in PyBullet, named-link collision queries, dynamics checked against PyBullet.
 
-A user error (bad path, unknown name, bad shape) prints one line and exits with status 2.
+Exit status: 0 ok, 1 check failed or script error (or a bug: rerun with -v for the traceback),
+2 usage error (one line on stderr naming the bad value), 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
+import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from typing import Any, NoReturn
 
+from . import log
 from .errors import SimbenchError
 
 # Subcommands implemented in other modules: name -> (module, help). Each module defines
@@ -19,33 +23,67 @@ _DELEGATED = {
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
     "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
 }
+#: subcommands that load URDF files, and so take --package and --xacro-arg
+_LOADS_URDF = ("info", "check", "run")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (``simbench CMD: error: ...``, exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else None
+        print(log.line(command, f"{message} (see {self.prog} --help)", logging.ERROR), file=sys.stderr)
+        sys.exit(2)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print the kinematic tree, DOF, total mass, joints with limits, and model issues."""
     from .model import RobotModel
 
-    print(RobotModel.from_urdf(args.urdf).summary())
+    model = RobotModel.from_urdf(args.urdf, package_map=args.package or None,
+                                 xacro_args=args.xacro_arg or None)
+    print(model.summary())
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+    from .outputs import writable_dir
 
-    return run_demo(gui=args.gui, out=Path(args.out), steps=args.steps)
+    return run_demo(gui=args.gui, out=writable_dir(args.out, "--out folder"), steps=args.steps)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--package NAME=DIR`` and ``--xacro-arg NAME:=VALUE`` (repeatable), for every command
+    that loads URDF files; :func:`main` applies them to every load of the command."""
+    parser.add_argument("--package", action="append", default=[], metavar="NAME=DIR",
+                        help="where ROS package NAME is, for package://NAME/... URIs (repeatable; "
+                             "ROS_PACKAGE_PATH and AMENT_PREFIX_PATH are searched too)")
+    parser.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE",
+                        help="an argument of a .xacro file (repeatable; needs the xacro extra)")
+
+
+def build_parser() -> ArgumentParser:
     from ._quiet import import_pybullet
 
     import_pybullet()  # before the subcommand modules import it, without its banner
-    parser = argparse.ArgumentParser(prog="simbench", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="simbench", description=__doc__.splitlines()[0],
+                            epilog=__doc__.split("\n\n", 1)[1].strip())
     parser.add_argument("--version", action="version", version=_version())
+    noise = parser.add_mutually_exclusive_group()
+    noise.add_argument("-v", "--verbose", dest="log_verbosity", action="store_const", const=log.VERBOSE,
+                       default=log.NORMAL, help="debug messages, and the traceback of an unexpected error")
+    noise.add_argument("-q", "--quiet", dest="log_verbosity", action="store_const", const=log.QUIET,
+                       help="warnings and errors only, no progress bars")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p_info = sub.add_parser("info", help="describe a URDF: tree, DOF, mass, joints, issues")
-    p_info.add_argument("urdf", help="a URDF path or pybullet_data:NAME (e.g. pybullet_data:kuka_iiwa/model.urdf)")
+    p_info = sub.add_parser("info", help="describe a URDF: tree, DOF, mass, joints, issues",
+                            description="Describe a URDF (or xacro) file: kinematic tree, DOF, mass, "
+                                        "joints with limits, and its issues (missing meshes with the "
+                                        "paths tried, constructs PyBullet refuses, reversed limits).")
+    p_info.add_argument("urdf", help="a URDF or xacro path, pybullet_data:NAME or simbench:NAME "
+                                     "(e.g. pybullet_data:kuka_iiwa/model.urdf)")
     p_info.set_defaults(func=cmd_info)
 
     p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")
@@ -56,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--steps", type=int, default=6, help="waypoints of the scripted motion (default: 6)")
     p_demo.set_defaults(func=cmd_demo)
 
+    parsers = {"info": p_info, "demo": p_demo}
     for name, (module_name, help_text) in _DELEGATED.items():
-        sp = sub.add_parser(name, help=help_text)
+        sp = parsers[name] = sub.add_parser(name, help=help_text)
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -65,12 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module.add_arguments(sp)
         sp.set_defaults(func=module.run_cli)
+    for name in _LOADS_URDF:
+        if "--package" not in parsers[name]._option_string_actions:  # unless the command has its own
+            add_loading_arguments(parsers[name])
     return parser
 
 
 def _unavailable(name: str, exc: Exception) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        print(f"simbench {name}: not available in this installation ({exc})", file=sys.stderr)
+        print(log.line(name, f"not available in this installation ({exc})", logging.ERROR),
+              file=sys.stderr)
         return 2
 
     return run
@@ -83,19 +126,46 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``simbench`` command. User errors print one line and return 2; an unexpected
+    exception prints one line and a hint to rerun with ``-v`` (which shows the traceback) and
+    returns 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
+    command = args.command
+    with log.configured(command, args.log_verbosity):
+        try:
+            return _run(args)
+        except SimbenchError as exc:
+            _say(command, exc)
+            return 2
+        except BrokenPipeError:  # e.g. `simbench info ... | head`
+            sys.stderr.close()
+            return 0
+        except KeyboardInterrupt:
+            print(log.line(command, "interrupted"), file=sys.stderr)
+            return 130
+        except Exception as exc:  # a bug (or an error we do not know yet): one line, -v for more
+            if args.log_verbosity >= log.VERBOSE:
+                traceback.print_exc()
+            hint = "" if args.log_verbosity >= log.VERBOSE else "; rerun with -v for the traceback"
+            _say(command, f"unexpected {type(exc).__name__}: {exc}{hint}")
+            return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .urdf_source import loading_defaults
+
+    package = getattr(args, "package", None)
+    xacro = getattr(args, "xacro_arg", None)
+    with loading_defaults(package or None, xacro or None):
         return int(args.func(args) or 0)
-    except SimbenchError as exc:
-        print(f"simbench {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # e.g. `simbench info ... | head`
-        sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        print(f"simbench {args.command}: interrupted", file=sys.stderr)
-        return 130
+
+
+def _say(command: str, message: Any) -> None:
+    print(log.line(command, message, logging.ERROR), file=sys.stderr)
+
+
+__all__ = ["main", "build_parser", "add_loading_arguments", "ArgumentParser"]
 
 
 if __name__ == "__main__":

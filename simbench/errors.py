@@ -5,6 +5,9 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
+__all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
+           "RecordingError", "MissingExtraError", "closest", "lookup"]
+
 V = TypeVar("V")
 
 
@@ -21,7 +24,7 @@ class UnknownNameError(SimbenchError, LookupError):
 
     def __init__(self, what: str, name: object, valid: Iterable[str], where: str = ""):
         self.what, self.name, self.valid = what, name, sorted(set(valid))
-        close = difflib.get_close_matches(str(name), self.valid, n=3, cutoff=0.5)
+        close = closest(str(name), self.valid)
         msg = f"unknown {what} {name!r}" + (f" in {where}" if where else "")
         if close:
             msg += f"; did you mean {', '.join(map(repr, close))}?"
@@ -49,9 +52,34 @@ class RecordingError(SimbenchError):
     """A recording that cannot be written (unsupported format, missing encoder)."""
 
 
+def closest(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` valid names close to ``name``: the ones equal to it but for case when there
+    are any (``"ROBOT"`` suggests ``"robot"``), else difflib's close matches ignoring case."""
+    valid = list(dict.fromkeys(valid))
+    folded: dict[str, list[str]] = {}
+    for v in valid:
+        folded.setdefault(v.casefold(), []).append(v)
+    key = name.casefold()
+    out = [v for v in folded.get(key, []) if v != name]
+    if out:  # the same name but for case: that is the answer
+        return out[:n]
+    for match in difflib.get_close_matches(key, list(folded), n=n, cutoff=0.5):
+        out.extend(v for v in folded[match] if v not in out and v != name)
+    return out[:n]
+
+
 def lookup(mapping: Mapping[str, V], name: str, what: str, where: str = "") -> V:
     """``mapping[name]``, or an :class:`UnknownNameError` listing close matches."""
     try:
         return mapping[name]
     except (KeyError, TypeError):
         raise UnknownNameError(what, name, mapping.keys(), where) from None
+
+
+class MissingExtraError(SimbenchError, ImportError):
+    """An optional dependency is not installed; the message names the extra that provides it."""
+
+    def __init__(self, module: str, extra: str, purpose: str):
+        self.module, self.extra = module, extra
+        super().__init__(f"{purpose} needs {module}, which is not installed; install the "
+                         f"'{extra}' extra: pip install 'simbench[{extra}]'")

@@ -9,8 +9,11 @@ Indexing convention, the same as PyBullet's for the same file:
 * the movable joints (revolute, continuous, prismatic, spherical) in that order give the
   configuration vector: ``model.joint_names``, ``model.dof``.
 
-Spatial quantities use the [angular; linear] ordering of the seed slides (twist
-``V = (w, v)``, wrench ``F = (m, f)``).
+Spatial quantities use the [angular; linear] ordering of Lynch & Park's *Modern Robotics*
+(twist ``V = (w, v)``, wrench ``F = (m, f)``).
+
+Files are found, xacro-expanded and checked by :mod:`simbench.urdf_source` (``package://`` URIs,
+missing meshes, constructs PyBullet refuses); the issues it finds join the model's own.
 """
 from __future__ import annotations
 
@@ -19,21 +22,24 @@ import io
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, UnknownNameError, URDFError, lookup
-from .paths import resolve_urdf
+from .errors import ShapeError, URDFError, lookup
+from .issues import ModelIssue
+
+if TYPE_CHECKING:
+    from .packages import PackageMap
+    from .urdf_source import UrdfSource, XacroArgs
 
 #: Joint type codes used in :attr:`RobotModel.joint_type_code` (and by the numba kernels).
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
 _TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE,
                "prismatic": PRISMATIC, "spherical": SPHERICAL}
 _NV = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3}
-_KNOWN_TYPES = set(_TYPE_CODES) | {"floating", "planar"}
 
 #: Standard gravity (m/s^2) in a z-up world frame: the one default of the whole project.
 GRAVITY: tuple[float, float, float] = (0.0, 0.0, -9.81)
@@ -41,26 +47,6 @@ GRAVITY: tuple[float, float, float] = (0.0, 0.0, -9.81)
 # PyBullet drops the rotational inertia of a link whose principal moments break the
 # triangle inequality by more than this factor (URDF2Bullet.cpp).
 TRIANGLE_TOLERANCE = 1.00001
-
-
-@dataclass(frozen=True)
-class ModelIssue:
-    """Something questionable about the file itself (not an error: the model still loads).
-
-    ``kind`` is one of: ``inertia_not_positive_definite``, ``inertia_triangle_inequality``,
-    ``missing_inertial``, ``nonpositive_mass``, ``axis_not_unit``, ``zero_axis``,
-    ``mimic_joint``, ``missing_limit``, ``root_inertial_rotation``, ``trailing_content``,
-    ``sloppy_number``.
-    ``element`` is ``"link NAME"`` or ``"joint NAME"``; ``data`` holds the numbers.
-    """
-
-    kind: str
-    element: str
-    message: str
-    data: Mapping[str, Any] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.element}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -126,21 +112,31 @@ class RobotModel:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_urdf(cls, path: str | os.PathLike) -> "RobotModel":
-        """Load a URDF file (a path, or ``pybullet_data:NAME``)."""
-        resolved = resolve_urdf(path)
-        try:
-            text = resolved.read_bytes()
-        except OSError as exc:
-            raise URDFError(f"cannot read URDF {str(resolved)!r}: {exc}") from None
-        return cls.from_urdf_string(text, base_dir=resolved.parent, source=str(resolved))
+    def from_urdf(cls, path: str | os.PathLike, *, package_map: "PackageMap | Sequence[str] | None" = None,
+                  xacro_args: "XacroArgs | None" = None) -> "RobotModel":
+        """Load a URDF (or xacro) file: a path, ``pybullet_data:NAME`` or ``simbench:NAME``.
+
+        ``package_map={"NAME": DIR}`` resolves ``package://NAME/...``; ``xacro_args={"name":
+        value}`` are a xacro file's arguments. See :func:`simbench.urdf_source.load_source`.
+        """
+        from .urdf_source import load_source
+
+        return cls.from_source(load_source(path, package_map=package_map, xacro_args=xacro_args))
 
     @classmethod
     def from_urdf_string(cls, xml: str | bytes, base_dir: str | os.PathLike | None = None,
                          source: str | None = None) -> "RobotModel":
-        """Parse URDF text. ``base_dir`` is where relative mesh paths would be resolved."""
+        """Parse URDF text. ``base_dir`` is where relative mesh paths are resolved."""
+        from .urdf_source import source_from_string
+
         source = source or (f"<string in {base_dir}>" if base_dir else "<string>")
-        return _build(xml, source)
+        return cls.from_source(source_from_string(xml, base_dir=base_dir, spec=source))
+
+    @classmethod
+    def from_source(cls, src: "UrdfSource") -> "RobotModel":
+        """The model of a file read by :func:`simbench.urdf_source.load_source`; its issues
+        (missing meshes, constructs PyBullet refuses, xacro input) come first."""
+        return _build(src.tree(), src.label, list(src.issues))
 
     # ------------------------------------------------------------------ derived views
     @property
@@ -268,12 +264,33 @@ class RobotModel:
         lines = [f"robot {self.name!r} from {self.source}",
                  f"  links: {self.nlinks}, joints: {len(self.joint_all_names)}, dof: {self.dof}, "
                  f"total mass: {self.total_mass:.6g} kg"]
+        lines.extend(self._tree_lines())
+        lines.append("  movable joints (q order):")
+        for i, j in enumerate(self.movable):
+            lines.append(f"    {i:2d} {self.joint_all_names[j]:<28s} {self.joint_type[j]:<10s} "
+                         f"lower {self.joint_lower[j]: .4g}  upper {self.joint_upper[j]: .4g}  "
+                         f"effort {self.joint_effort[j]:.4g}  velocity {self.joint_velocity[j]:.4g}")
+        lines.append(self._issues_line())
+        lines.extend(f"    - {issue}" for issue in self.issues)
+        return "\n".join(lines)
+
+    def _issues_line(self) -> str:
+        """``issues: N`` and, when some make PyBullet refuse the file, which kinds."""
+        refused = sorted({i.kind for i in self.issues if i.refused_by_pybullet})
+        note = f" (PyBullet cannot load this file: {', '.join(refused)})" if refused else ""
+        return f"  issues: {len(self.issues) or 'none'}{note}"
+
+    def _tree_lines(self, max_depth: int = 60) -> list[str]:
+        """The kinematic tree, one line per link, depth first (no recursion: a 5,000-link
+        chain is fine); deeper than ``max_depth`` the indentation stops growing."""
         children: dict[int, list[int]] = {}
         for k in range(1, self.nlinks):
             children.setdefault(int(self.link_parent[k]), []).append(k)
-
-        def walk(k: int, depth: int) -> None:
-            pad = "  " * depth
+        lines = []
+        stack = [(0, 0)]
+        while stack:
+            k, depth = stack.pop()
+            pad = "  " * min(depth, max_depth)
             if k == 0:
                 lines.append(f"  {self.link_names[0]}  (root, {self.link_mass[0]:.4g} kg)")
             else:
@@ -285,18 +302,8 @@ class RobotModel:
                 ax = "" if t == "fixed" else " axis " + np.array2string(self.joint_axis[j], precision=3)
                 lines.append(f"  {pad}-- {self.joint_all_names[j]} ({t}{lim}{ax}) --> "
                              f"{self.link_names[k]}  ({self.link_mass[k]:.4g} kg)")
-            for c in children.get(k, []):
-                walk(c, depth + 1)
-
-        walk(0, 0)
-        lines.append("  movable joints (q order):")
-        for i, j in enumerate(self.movable):
-            lines.append(f"    {i:2d} {self.joint_all_names[j]:<28s} {self.joint_type[j]:<10s} "
-                         f"lower {self.joint_lower[j]: .4g}  upper {self.joint_upper[j]: .4g}  "
-                         f"effort {self.joint_effort[j]:.4g}  velocity {self.joint_velocity[j]:.4g}")
-        lines.append(f"  issues: {len(self.issues) or 'none'}")
-        lines.extend(f"    - {issue}" for issue in self.issues)
-        return "\n".join(lines)
+            stack.extend((c, depth + 1) for c in reversed(children.get(k, [])))
+        return lines
 
     def __repr__(self) -> str:
         return f"RobotModel({self.name!r}, links={self.nlinks}, dof={self.dof}, source={self.source!r})"
@@ -332,26 +339,9 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q") -> np.ndarray
 
 
 # ---------------------------------------------------------------------- parsing
-def _parse_xml(xml: str | bytes, source: str, issues: list[ModelIssue]) -> Any:
-    """Strict XML parsing, with the two liberties PyBullet's tinyxml takes (recorded as issues):
-    XML declarations anywhere or with a bad version are ignored, and text after the
-    closing ``</robot>`` is dropped."""
-    from lxml import etree
-
-    text = xml.decode("utf-8", errors="replace") if isinstance(xml, bytes) else xml
-    text, ndecl = re.subn(r"<\?xml[^>]*\?>", "", text)
-    end = text.find("</robot>")
-    if end >= 0 and text[end + 8:].strip():
-        issues.append(ModelIssue("trailing_content", "robot", "text after </robot> is ignored "
-                                 "(as PyBullet does)", {"chars": len(text[end + 8:].strip())}))
-        text = text[:end + 8]
-    try:
-        root = etree.fromstring(text.encode(), parser=etree.XMLParser(remove_blank_text=True))
-    except etree.XMLSyntaxError as exc:
-        raise URDFError(f"{source}: malformed XML: {exc}") from None
-    if root.tag != "robot":
-        raise URDFError(f"{source}: the root element is <{root.tag}>, expected <robot>")
-    # geometry is PyBullet's business: yourdfpy needs neither meshes nor shapes here
+def _strip_geometry(root: Any) -> Any:
+    """Geometry is PyBullet's business (checked by :mod:`simbench.urdf_source`): yourdfpy
+    needs neither meshes nor shapes here."""
     for link in root.findall("link"):
         for geom in link.findall("visual") + link.findall("collision"):
             link.remove(geom)
@@ -390,53 +380,19 @@ def _check_numbers(el: Any, owner: str, source: str, issues: list[ModelIssue]) -
                                          {"attribute": attr, "value": text, "read": numbers}))
 
 
-def _named(root: Any, tag: str, source: str) -> Iterator[tuple[str, Any]]:
-    """(name, element) for every ``<tag>`` child of ``root``; names must exist and be unique."""
-    seen: set[str] = set()
-    for el in root.findall(tag):
-        name = el.get("name")
-        if not name:
-            raise URDFError(f"{source}: a <{tag}> element (line {el.sourceline}) has no name")
-        if name in seen:
-            raise URDFError(f"{source}: {tag} {name!r} is defined twice")
-        seen.add(name)
-        yield name, el
-
-
 def _validate_tree(root: Any, source: str, issues: list[ModelIssue]) -> None:
-    """Checks whose failure would otherwise surface as a KeyError inside the parser."""
-    links: set[str] = set()
-    for name, el in _named(root, "link", source):
-        links.add(name)
-        _check_numbers(el, f"link {name!r}", source, issues)
-    if not links:
-        raise URDFError(f"{source}: the robot has no <link>")
-    child_of: dict[str, str] = {}
-    for name, el in _named(root, "joint", source):
-        jtype = el.get("type")
-        if jtype not in _KNOWN_TYPES:
-            raise URDFError(f"{source}: joint {name!r} has type {jtype!r}; expected one of "
-                            f"{sorted(_KNOWN_TYPES)}")
-        for tag in ("parent", "child"):
-            sub = el.find(tag)
-            if sub is None or not sub.get("link"):
-                raise URDFError(f"{source}: joint {name!r} has no <{tag} link=...>")
-            if sub.get("link") not in links:
-                err = UnknownNameError("link", sub.get("link"), links)
-                raise URDFError(f"{source}: joint {name!r} <{tag}>: {err}") from None
-        child = el.find("child").get("link")
-        if child in child_of:
-            raise URDFError(f"{source}: link {child!r} is the child of two joints, "
-                            f"{child_of[child]!r} and {name!r} (a URDF must be a tree)")
-        child_of[child] = name
-        _check_numbers(el, f"joint {name!r}", source, issues)
+    """Every numeric attribute (the tree itself is checked by
+    :func:`simbench.urdf_checks.check_tree` when the file is read)."""
+    for tag in ("link", "joint"):
+        for el in root.findall(tag):
+            _check_numbers(el, f"{tag} {el.get('name')!r}", source, issues)
 
 
-def _build(xml: str | bytes, source: str) -> RobotModel:
+def _build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
+    """The model from a parsed URDF tree (changed here: geometry removed, numbers cleaned)."""
     import yourdfpy
 
-    issues: list[ModelIssue] = []
-    root = _parse_xml(xml, source, issues)
+    _strip_geometry(root)
     _validate_tree(root, source, issues)
     from lxml import etree
 
@@ -544,10 +500,7 @@ def _build(xml: str | bytes, source: str) -> RobotModel:
                             for a in ("lower", "upper", "effort", "velocity"))
         if jt.type == "continuous":
             lo, hi = None, None
-        elif jt.type in ("revolute", "prismatic") and (lo is None or hi is None):
-            if lim is None:
-                issues.append(ModelIssue("missing_limit", where, "no <limit>: treated as unlimited",
-                                         {"joint": jt.name}))
+        _limit_issues(jt, lo, hi, where, issues)
         limits[:, j] = [-math.inf if lo is None else lo, math.inf if hi is None else hi,
                         math.inf if eff is None else eff, math.inf if vel is None else vel]
         dyn = jt.dynamics
@@ -577,6 +530,15 @@ def _build(xml: str | bytes, source: str) -> RobotModel:
         joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues))
 
 
+def _limit_issues(jt: Any, lo: float | None, hi: float | None, where: str,
+                  issues: list[ModelIssue]) -> None:
+    """Reversed limits (a missing ``<limit>`` is found by :mod:`simbench.urdf_source`)."""
+    if jt.type in ("revolute", "prismatic") and lo is not None and hi is not None and lo > hi:
+        issues.append(ModelIssue("reversed_limits", where, f"lower limit {lo:g} > upper limit {hi:g}; "
+                                 "PyBullet treats the joint as unlimited (swap them?)",
+                                 {"joint": jt.name, "lower": lo, "upper": hi}))
+
+
 def _rpy_of(R: np.ndarray) -> list[float]:
     """Roll-pitch-yaw (URDF convention, R = Rz(y) Ry(p) Rx(r))."""
     pitch = math.asin(-max(-1.0, min(1.0, R[2, 0])))
@@ -585,9 +547,9 @@ def _rpy_of(R: np.ndarray) -> list[float]:
     return [roll, pitch, yaw]
 
 
-def load(path: str | os.PathLike) -> RobotModel:
+def load(path: str | os.PathLike, **kwargs: Any) -> RobotModel:
     """Shorthand for :meth:`RobotModel.from_urdf`."""
-    return RobotModel.from_urdf(path)
+    return RobotModel.from_urdf(path, **kwargs)
 
 
 __all__ = ["RobotModel", "ModelIssue", "Mimic", "spatial_inertia", "as_joint_array", "load",

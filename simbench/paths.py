@@ -33,7 +33,7 @@ def assets_dir() -> Path:
 
 
 def default_scene_path() -> Path:
-    """The bundled seed scene (KUKA iiwa among cubes)."""
+    """The bundled scene of Adam Heins's "shortest distances with PyBullet" (KUKA iiwa among cubes)."""
     return assets_dir() / "scenes" / "kuka_cubes.toml"
 
 
@@ -60,6 +60,8 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
     for path in tried:
         if path.is_file():
             return path.resolve()
+    if len(tried) == 1 and tried[0].is_dir():
+        raise URDFError(f"{what} {text!r} is a folder; expected a file")
     hint = ""
     if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
         hint = f" (looked in {', '.join(str(t.parent) for t in tried)})"

@@ -191,3 +191,39 @@ def test_wrong_q_shape_says_expected_shape_and_joint_order():
         m.check_q([0, 0, np.nan, 0, 0, 0, 0])
     by_name = {n: 0.1 * i for i, n in enumerate(m.joint_names)}
     np.testing.assert_allclose(m.check_q(by_name), 0.1 * np.arange(7))
+
+
+# ---------------------------------------------------------------------------- loading: issues and size
+def test_reversed_limits_are_an_issue_and_pybullet_ignores_them(direct_client, tmp_path):
+    """Oracle: PyBullet's getJointInfo keeps the reversed limits and lets the joint move past them."""
+    xml = _urdf(["a", "b"], [("j1", "a", "b")]).replace('lower="-1" upper="1"', 'lower="1" upper="-1"')
+    m = RobotModel.from_urdf_string(xml)
+    (issue,) = [i for i in m.issues if i.kind == "reversed_limits"]
+    assert issue.element == "joint 'j1'" and "lower limit 1 > upper limit -1" in issue.message
+    f = tmp_path / "rev.urdf"
+    f.write_text(xml.replace('<link name="b"/>', '<link name="b"><inertial><mass value="1"/><inertia '
+                             'ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'))
+    body = p.loadURDF(str(f), useFixedBase=True, physicsClientId=direct_client)
+    assert p.getJointInfo(body, 0, physicsClientId=direct_client)[8:10] == (1.0, -1.0)
+
+
+def test_info_of_a_5000_link_chain(tmp_path):
+    """No recursion limit: the tree, the joint table and the mass of a 5,000-link chain."""
+    n = 5000
+    links = "".join(f'<link name="l{i}"><inertial><mass value="0.5"/><inertia ixx="0.1" ixy="0" ixz="0" '
+                    f'iyy="0.1" iyz="0" izz="0.1"/></inertial></link>' for i in range(n))
+    joints = "".join(f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+                     f'<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+                     for i in range(n - 1))
+    f = tmp_path / "chain.urdf"
+    f.write_text(f'<robot name="chain">{links}{joints}</robot>')
+    text = RobotModel.from_urdf(f).summary()
+    assert f"links: {n}, joints: {n - 1}, dof: {n - 1}, total mass: 2500 kg" in text
+    tree = [line for line in text.splitlines() if "-->" in line]
+    assert len(tree) == n - 1 and tree[-1].strip() == f"-- j{n - 2} (revolute [-1, 1] axis [0. 1. 0.]) --> l{n - 1}  (0.5 kg)"
+
+
+def test_a_name_differing_only_in_case_is_suggested():
+    m = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    with pytest.raises(UnknownNameError, match=r"unknown link 'LBR_IIWA_LINK_7' in lbr_iiwa; did you mean 'lbr_iiwa_link_7'\?"):
+        m.link_index("LBR_IIWA_LINK_7")

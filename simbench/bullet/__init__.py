@@ -4,8 +4,8 @@ from .._quiet import import_pybullet
 
 import_pybullet()
 
-from .scene import BodySpec  # noqa: E402, LoadedBody, LoadedScene, Scene, SceneError, load_scene
-from .servers import ServerPair  # noqa: E402, connect, display_available, render
+from .scene import BodySpec, LoadedBody, LoadedScene, Scene, SceneError, load_scene  # noqa: E402
+from .servers import ServerPair, connect, display_available, render  # noqa: E402
 
 __all__ = ["BodySpec", "LoadedBody", "LoadedScene", "Scene", "SceneError", "load_scene",
            "ServerPair", "connect", "display_available", "render"]

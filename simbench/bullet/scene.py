@@ -1,7 +1,7 @@
 """Scene descriptions (TOML) and loading them into PyBullet clients.
 
-A scene file lists bodies; the seed's scene (KUKA iiwa among cubes) is
-``simbench:kuka_cubes.toml`` (package data)::
+A scene file lists bodies; the bundled scene of Adam Heins's "shortest distances with
+PyBullet" (a KUKA iiwa among cubes) is ``simbench:kuka_cubes.toml`` (package data)::
 
     gravity = [0, 0, -9.81]     # optional, m/s^2
     robot = "robot"             # optional: the body that joint configurations refer to
@@ -13,19 +13,23 @@ A scene file lists bodies; the seed's scene (KUKA iiwa among cubes) is
     orientation = [0, 0, 0]     # optional: roll-pitch-yaw (3) or quaternion x y z w (4)
     fixed_base = true           # optional, default false
     self_collision = false      # optional: URDF_USE_SELF_COLLISION (contacts between own links)
-    scale = 1.0                 # optional globalScaling
+    scale = 1.0                 # optional globalScaling, > 0
     [body.joints]               # optional initial joint positions by name
     lbr_iiwa_joint_2 = 0.5
 
-Every load passes ``physicsClientId=`` by keyword, uses ``URDF_USE_INERTIA_FROM_FILE`` and
-sets gravity (a new client has none).
+Every key is checked against the schema of :mod:`simbench.bullet.scene_schema` (types, ranges,
+vector lengths; an unknown key gets the closest valid key suggested). URDF files are read through
+:func:`simbench.urdf_source.load_source` (``package://`` meshes, xacro), so a body PyBullet would
+refuse fails at once, in one line naming the file and element. Every load passes
+``physicsClientId=`` by keyword, uses ``URDF_USE_INERTIA_FROM_FILE`` and sets gravity (a new
+client has none).
 """
 from __future__ import annotations
 
-import math
+import dataclasses
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -34,20 +38,25 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, SimbenchError, UnknownNameError, lookup
+from ..errors import SceneError, SimbenchError, lookup
 from ..model import GRAVITY
+from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_urdf
+from . import scene_schema as schema
 
 ASSETS_DIR = assets_dir()
 DEFAULT_SCENE = default_scene_path()
 
-_BODY_KEYS = {"name", "urdf", "position", "orientation", "fixed_base", "self_collision", "scale", "joints"}
-_SCENE_KEYS = {"gravity", "robot", "body"}
-
 
 @dataclass(frozen=True)
 class BodySpec:
-    """One body of a scene. ``orientation`` is stored as a unit quaternion (x, y, z, w)."""
+    """One body of a scene. ``orientation`` is stored as a unit quaternion (x, y, z, w).
+
+    ``path`` is the URDF (or xacro) file; :meth:`pybullet_path` is what PyBullet loads (the
+    file itself, or a resolved copy with ``package://`` meshes and xacro expanded).
+    ``collision_group`` / ``collision_mask``: PyBullet's collision filter bits (``None``:
+    PyBullet's default).
+    """
 
     name: str
     urdf: str
@@ -58,6 +67,34 @@ class BodySpec:
     self_collision: bool = False
     scale: float = 1.0
     joints: Mapping[str, float] = field(default_factory=dict)
+    collision_group: int | None = None
+    collision_mask: int | None = None
+    xacro_args: Mapping[str, str] | None = None
+    package_map: Mapping[str, Path] = field(default_factory=dict)
+    load_path: Path | None = field(default=None, compare=False)
+
+    def source(self):
+        """The body's file as :func:`simbench.urdf_source.load_source` reads it."""
+        from ..urdf_source import load_source
+
+        return load_source(self.path, package_map=self.package_map or None, xacro_args=self.xacro_args)
+
+    def pybullet_path(self) -> Path:
+        """The file to give ``pybullet.loadURDF``; a :class:`SceneError` naming the body, the
+        file and the element if PyBullet would refuse it."""
+        if self.load_path is not None:
+            return self.load_path
+        try:
+            return self.source().pybullet_path()
+        except SimbenchError as exc:
+            raise SceneError(f"body {self.name!r}: {exc}") from None
+
+    def robot_model(self):
+        """Our :class:`~simbench.model.RobotModel` of the body's file (xacro arguments and
+        package map applied); base pose and scale are not applied here."""
+        from ..model import RobotModel
+
+        return RobotModel.from_source(self.source())
 
 
 @dataclass(frozen=True)
@@ -70,7 +107,13 @@ class Scene:
     source: str = "<scene>"
 
     @classmethod
-    def from_toml(cls, path: str | os.PathLike) -> "Scene":
+    def from_toml(cls, path: str | os.PathLike, *, package_map: PackageMap | None = None) -> "Scene":
+        """Read a scene file (a path or ``simbench:NAME``); see the module docstring."""
+        text = os.fspath(path)
+        if text.startswith("simbench:"):
+            from ..paths import resolve_path
+
+            path = resolve_path(text, what="scene file")
         path = Path(path)
         if not path.is_file():
             raise SceneError(f"scene file not found: {str(path)!r}")
@@ -78,24 +121,30 @@ class Scene:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
             raise SceneError(f"{path}: not valid TOML: {exc}") from None
-        return cls.from_dict(data, base_dir=path.parent, source=str(path))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SceneError(f"{path}: cannot read the scene file: {exc}") from None
+        return cls.from_dict(data, base_dir=path.parent, source=str(path), package_map=package_map)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], base_dir: str | os.PathLike = ".",
-                  source: str = "<scene>") -> "Scene":
-        _check_keys(data, _SCENE_KEYS, "scene key", source)
-        raw = data.get("body", [])
-        if not raw:
-            raise SceneError(f"{source}: the scene has no [[body]] entries")
-        bodies = tuple(_body_spec(b, Path(base_dir), f"{source}: body #{i + 1}") for i, b in enumerate(raw))
+                  source: str = "<scene>", *, package_map: PackageMap | None = None) -> "Scene":
+        """A scene from a mapping with the keys of a scene file (paths relative to ``base_dir``).
+        ``package_map`` adds to (and overrides) the scene's own ``package_map`` key."""
+        schema.check_keys(data, schema.SCENE_KEYS, source, "scene")
+        packages = _package_map(data, Path(base_dir), source)
+        packages.update(parse_package_map(package_map))
+        raw = schema.value(data, schema.SCENE_KEYS["body"], source)
+        bodies = tuple(_body_spec(b, Path(base_dir), f"{source}: body #{i + 1}", packages)
+                       for i, b in enumerate(raw))
         names = [b.name for b in bodies]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise SceneError(f"{source}: body names must be unique; repeated: {sorted(dup)}")
-        robot = data.get("robot")
+        robot = schema.value(data, schema.SCENE_KEYS["robot"], source)
         if robot is not None:
             lookup({n: n for n in names}, robot, "body", f"{source} (key 'robot')")
-        return cls(bodies, _vector(data.get("gravity", GRAVITY), 3, "gravity", source), robot, source)
+        gravity = schema.value(data, schema.SCENE_KEYS["gravity"], source, GRAVITY)
+        return cls(bodies, tuple(gravity), robot, source)
 
     def body(self, name: str) -> BodySpec:
         return lookup({b.name: b for b in self.bodies}, name, "body", self.source)
@@ -112,13 +161,14 @@ class Scene:
             flags = p.URDF_USE_INERTIA_FROM_FILE
             if spec.self_collision:
                 flags |= p.URDF_USE_SELF_COLLISION
+            path = spec.pybullet_path()
             try:
-                body_id = p.loadURDF(str(spec.path), basePosition=spec.position,
+                body_id = p.loadURDF(str(path), basePosition=spec.position,
                                      baseOrientation=spec.orientation, useFixedBase=spec.fixed_base,
                                      flags=flags, globalScaling=spec.scale, physicsClientId=client)
             except p.error as exc:
                 raise SceneError(f"{self.source}: PyBullet could not load body {spec.name!r} from "
-                                 f"{str(spec.path)!r}: {exc}") from None
+                                 f"{str(path)!r}: {exc}") from None
             ids[spec.name] = body_id
         loaded = LoadedScene(self, client, ids)
         for spec in self.bodies:
@@ -190,7 +240,7 @@ class LoadedBody:
 class LoadedScene:
     """A scene loaded into one PyBullet client.
 
-    ``bodies`` is a plain ``dict`` body name -> PyBullet body id, as in the seed; ``body(name)``
+    ``bodies`` is a plain ``dict`` body name -> PyBullet body id (as in Adam Heins's post); ``body(name)``
     gives a :class:`LoadedBody` with link and joint lookups.
     """
 
@@ -240,52 +290,56 @@ def load_scene(scene: "Scene | str | os.PathLike | None") -> Scene:
 
 
 # ---------------------------------------------------------------------- helpers
-def _check_keys(data: Mapping[str, Any], allowed: set[str], what: str, where: str) -> None:
-    if not isinstance(data, Mapping):
-        raise SceneError(f"{where}: expected a table, got {data!r}")
-    for key in data:
-        if key not in allowed:
-            raise SceneError(str(UnknownNameError(what, key, allowed, where)))
-
-
-def _vector(value: Any, n: int, what: str, where: str) -> tuple[float, ...]:
+def _package_map(data: Mapping[str, Any], base_dir: Path, where: str) -> dict[str, Path]:
+    raw = schema.value(data, schema.SCENE_KEYS["package_map"], where, {})
     try:
-        vec = tuple(float(v) for v in value)
-    except (TypeError, ValueError):
-        vec = ()
-    if len(vec) != n or not all(math.isfinite(v) for v in vec):
-        raise SceneError(f"{where}: {what} = {value!r}; expected {n} finite numbers")
-    return vec
+        return parse_package_map(raw, relative_to=base_dir)
+    except SimbenchError as exc:
+        raise SceneError(f"{where}: package_map: {exc}") from None
 
 
-def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str) -> BodySpec:
-    _check_keys(data, _BODY_KEYS, "body key", where)
-    for key in ("name", "urdf"):
-        if not isinstance(data.get(key), str) or not data.get(key):
-            raise SceneError(f"{where}: missing {key!r} (a string)")
-    name, urdf = data["name"], data["urdf"]
+def _quaternion(orientation: tuple[float, ...], where: str) -> tuple[float, float, float, float]:
+    """A unit quaternion (x, y, z, w) from roll-pitch-yaw (3) or a quaternion (4)."""
+    if len(orientation) == 3:
+        return tuple(float(x) for x in p.getQuaternionFromEuler(orientation))
+    q = np.array(orientation)
+    norm = float(np.linalg.norm(q))
+    if norm == 0:
+        raise SceneError(f"{where}: orientation = {list(orientation)}; expected a non-zero "
+                         f"quaternion x y z w (or roll pitch yaw)")
+    return tuple(float(x) for x in q / norm)
+
+
+def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str,
+               package_map: Mapping[str, Path]) -> BodySpec:
+    keys = schema.BODY_KEYS
+    schema.check_keys(data, keys, where, "body")
+    name = schema.value(data, keys["name"], where)
     where = f"{where.split(': body')[0]}: body {name!r}"
+    urdf = schema.value(data, keys["urdf"], where)
+    xacro_args = schema.value(data, keys["xacro_args"], where)
     try:
         path = resolve_urdf(urdf, relative_to=base_dir)
     except SimbenchError as exc:
         raise SceneError(f"{where}: {exc}") from None
-    orientation = data.get("orientation", (0.0, 0.0, 0.0, 1.0))
-    if isinstance(orientation, Sequence) and len(orientation) == 3:
-        quat = p.getQuaternionFromEuler(_vector(orientation, 3, "orientation (rpy)", where))
-    else:
-        q = np.array(_vector(orientation, 4, "orientation (rpy or quaternion x y z w)", where))
-        if np.linalg.norm(q) == 0:
-            raise SceneError(f"{where}: orientation quaternion {orientation!r} has zero length")
-        quat = tuple(q / np.linalg.norm(q))
-    joints = data.get("joints", {})
-    if not isinstance(joints, Mapping):
-        raise SceneError(f"{where}: joints must be a table of joint name = position")
-    joints = {str(k): _vector([v], 1, f"joints.{k}", where)[0] for k, v in joints.items()}
-    scale = _vector([data.get("scale", 1.0)], 1, "scale", where)[0]
-    return BodySpec(name=name, urdf=urdf, path=path,
-                    position=_vector(data.get("position", (0, 0, 0)), 3, "position", where),
-                    orientation=tuple(float(x) for x in quat), fixed_base=bool(data.get("fixed_base", False)),
-                    self_collision=bool(data.get("self_collision", False)), scale=scale, joints=joints)
+    spec = BodySpec(
+        name=name, urdf=urdf, path=path,
+        position=schema.value(data, keys["position"], where, (0.0, 0.0, 0.0)),
+        orientation=_quaternion(schema.value(data, keys["orientation"], where, (0.0, 0.0, 0.0, 1.0)), where),
+        fixed_base=schema.value(data, keys["fixed_base"], where, False),
+        self_collision=schema.value(data, keys["self_collision"], where, False),
+        scale=schema.value(data, keys["scale"], where, 1.0),
+        joints=schema.value(data, keys["joints"], where, {}),
+        collision_group=schema.value(data, keys["collision_group"], where),
+        collision_mask=schema.value(data, keys["collision_mask"], where),
+        xacro_args={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in xacro_args.items()}
+        if xacro_args is not None else None,
+        package_map=dict(package_map))
+    try:  # PyBullet would refuse it: say so now, naming the body, file and element
+        load_path = spec.source().pybullet_path()
+    except SimbenchError as exc:
+        raise SceneError(f"{where}: {exc}") from None
+    return dataclasses.replace(spec, load_path=load_path)
 
 
 __all__ = ["Scene", "BodySpec", "LoadedScene", "LoadedBody", "SceneError", "load_scene",

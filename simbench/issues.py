@@ -1,0 +1,68 @@
+"""What is questionable about a URDF file: :class:`ModelIssue`, and which issues make PyBullet
+refuse the file.
+
+An issue is not an error: :meth:`simbench.RobotModel.from_urdf` still builds the model and
+``simbench info`` lists the issues. The kinds in :data:`REFUSED_BY_PYBULLET` are constructs that
+``pybullet.loadURDF`` refuses ("Cannot load URDF file."), found by loading variants of a small
+URDF with ``p.loadURDF`` (``tests/test_urdf_source.py`` repeats that experiment for every kind),
+so a file with none of them loads in PyBullet; loading such a file into a PyBullet server fails
+with one line naming the file and the element (:meth:`simbench.urdf_source.UrdfSource.check_loadable`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: every kind of issue, with what it means
+KINDS: dict[str, str] = {
+    "inertia_not_positive_definite": "a link's inertia has a non-positive principal moment",
+    "inertia_triangle_inequality": "principal moments break the triangle inequality; PyBullet "
+                                   "zeroes the rotational inertia",
+    "missing_inertial": "a link without <inertial>: PyBullet gives it 1 kg and unit inertia",
+    "nonpositive_mass": "a link's mass is zero or negative",
+    "axis_not_unit": "a joint axis that is not a unit vector (normalised)",
+    "mimic_joint": "a <mimic> joint, treated as independent",
+    "root_inertial_rotation": "the root's <inertial> is rotated: PyBullet tilts gravity",
+    "trailing_content": "text after </robot> (ignored, as PyBullet does)",
+    "sloppy_number": "a number PyBullet reads only in part (e.g. '0.07,')",
+    "reversed_limits": "a joint whose lower limit is above its upper one: PyBullet treats it "
+                       "as unlimited",
+    "xacro_input": "the file is xacro, expanded before loading",
+    # constructs PyBullet refuses:
+    "missing_limit": "a revolute or prismatic joint without <limit>",
+    "missing_mesh": "a mesh file that cannot be found",
+    "unsupported_mesh": "a mesh format PyBullet cannot read (it reads .obj, .stl, .dae, .vtk)",
+    "incomplete_geometry": "a <visual>/<collision> without a complete shape",
+    "incomplete_inertial": "an <inertial> without <mass value>, <inertia> or ixx/iyy/izz",
+    "unnamed_robot": "a <robot> element without a name attribute",
+}
+
+#: kinds that make ``pybullet.loadURDF`` refuse the file
+REFUSED_BY_PYBULLET = frozenset({"missing_limit", "missing_mesh", "unsupported_mesh",
+                                 "incomplete_geometry", "incomplete_inertial", "unnamed_robot"})
+
+
+@dataclass(frozen=True)
+class ModelIssue:
+    """Something questionable about the file itself (not an error: the model still loads).
+
+    ``kind`` is one of :data:`KINDS`; ``element`` is ``"link NAME"``, ``"joint NAME"`` or
+    ``"robot"``; ``data`` holds the numbers (and, for a missing mesh, the paths tried).
+    """
+
+    kind: str
+    element: str
+    message: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def refused_by_pybullet(self) -> bool:
+        """True when PyBullet refuses to load a file with this issue."""
+        return self.kind in REFUSED_BY_PYBULLET
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.element}: {self.message}"
+
+
+__all__ = ["ModelIssue", "KINDS", "REFUSED_BY_PYBULLET"]

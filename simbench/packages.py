@@ -1,0 +1,249 @@
+"""ROS-style ``package://NAME/PATH`` URIs: where package ``NAME`` is on this machine.
+
+A package is looked up, in this order, in
+
+1. the explicit map: ``package_map={"NAME": DIR}`` in the API, ``--package NAME=DIR`` on the
+   command line, ``package_map`` in a scene file;
+2. ``ROS_PACKAGE_PATH`` (ROS 1): each entry is the package itself or is searched for a
+   sub-folder holding a ``package.xml`` whose ``<name>`` is NAME (as ``rospack`` does), or a
+   sub-folder named NAME;
+3. ``AMENT_PREFIX_PATH`` (ROS 2): ``PREFIX/share/NAME``;
+4. the folders above the URDF file: one named NAME or holding a ``package.xml`` naming NAME,
+   or a folder NAME beside one of them (which is also what PyBullet tries by itself).
+
+:func:`resolve_uri` turns a mesh filename of a URDF (``package://``, ``file://``, relative or
+absolute) into a file and lists the paths it tried. The command line sets a default map for the
+whole command with :func:`package_defaults`; API calls pass ``package_map=``.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SimbenchError
+
+PACKAGE_SCHEME = "package://"
+FILE_SCHEME = "file://"
+#: folders never entered while searching ROS_PACKAGE_PATH (as rospack skips them)
+_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "build", "devel", "install", "log", "node_modules"}
+_CRAWL_DEPTH = 6
+
+PackageMap = Mapping[str, "str | os.PathLike[str]"]
+
+_default_map: contextvars.ContextVar[dict[str, Path]] = contextvars.ContextVar(
+    "simbench_package_map", default={})
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where a URI led: ``path`` (an existing file) or ``None``, and every path tried."""
+
+    uri: str
+    path: Path | None
+    tried: tuple[str, ...]
+    #: the package name of a ``package://`` URI, else ``None``
+    package: str | None = None
+    #: for a ``package://`` URI: whether a folder of that package was found at all, and where
+    #: it was looked for
+    package_found: bool = True
+    searched: tuple[str, ...] = ()
+
+    @property
+    def found(self) -> bool:
+        return self.path is not None
+
+    def explain(self) -> str:
+        """One line: what was looked for and where."""
+        if not self.package_found:
+            return (f"{self.uri!r} not found: package {self.package!r} is in none of "
+                    f"{', '.join(self.searched)}; give its folder with --package "
+                    f"{self.package}=DIR or ROS_PACKAGE_PATH")
+        return f"{self.uri!r} not found (tried {', '.join(self.tried)})"
+
+
+def parse_package_map(items: Sequence[str] | PackageMap | None,
+                      relative_to: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+    """``{"NAME": DIR}`` from a mapping or from ``"NAME=DIR"`` strings (the CLI's form).
+
+    Folders must exist; relative folders are taken from ``relative_to`` (default: the
+    current folder).
+    """
+    if not items:
+        return {}
+    pairs: list[tuple[str, str]] = []
+    if isinstance(items, Mapping):
+        pairs = [(str(k), os.fspath(v)) for k, v in items.items()]
+    else:
+        for item in items:
+            name, sep, folder = str(item).partition("=")
+            if not sep or not name.strip() or not folder.strip():
+                raise SimbenchError(f"package mapping {item!r}: expected NAME=DIR, e.g. "
+                                    f"my_robot_description=./src/my_robot_description")
+            pairs.append((name.strip(), folder.strip()))
+    out: dict[str, Path] = {}
+    for name, folder in pairs:
+        if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+            raise SimbenchError(f"package name {name!r}: expected letters, digits, '_', '-' or '.'")
+        path = Path(folder).expanduser()
+        if not path.is_absolute() and relative_to is not None:
+            path = Path(relative_to) / path
+        if not path.is_dir():
+            raise SimbenchError(f"package {name!r}: folder {folder!r} does not exist; expected "
+                                f"the folder that holds the package (its package.xml)")
+        out[name] = path.resolve()
+    return out
+
+
+@contextlib.contextmanager
+def package_defaults(package_map: Sequence[str] | PackageMap | None) -> Iterator[dict[str, Path]]:
+    """Inside the block, lookups without an explicit map use ``package_map`` (the CLI's
+    ``--package`` options)."""
+    resolved = parse_package_map(package_map)
+    token = _default_map.set(resolved)
+    try:
+        yield resolved
+    finally:
+        _default_map.reset(token)
+
+
+def effective_map(package_map: Sequence[str] | PackageMap | None = None) -> dict[str, Path]:
+    """The command-line defaults updated with ``package_map``."""
+    merged = dict(_default_map.get())
+    merged.update(parse_package_map(package_map))
+    return merged
+
+
+def find_package(name: str, *, package_map: PackageMap | None = None,
+                 near: str | os.PathLike[str] | None = None) -> tuple[list[Path], list[str]]:
+    """Candidate folders for package ``name``, best first, and a description of where else it
+    was looked for. ``near`` is the URDF (or xacro) file whose ancestors are searched."""
+    found: list[Path] = []
+    where: list[str] = []
+    mapping = effective_map(package_map)
+    if name in mapping:
+        found.append(mapping[name])
+    where.append("the package map")
+    ros = os.environ.get("ROS_PACKAGE_PATH", "")
+    for entry in _split(ros):
+        found.extend(_crawl(entry).get(name, []))
+    where.append(f"ROS_PACKAGE_PATH={ros!r}" if ros else "ROS_PACKAGE_PATH (unset)")
+    ament = os.environ.get("AMENT_PREFIX_PATH", "")
+    for prefix in _split(ament):
+        share = Path(prefix) / "share" / name
+        if share.is_dir():
+            found.append(share)
+    where.append(f"AMENT_PREFIX_PATH={ament!r}" if ament else "AMENT_PREFIX_PATH (unset)")
+    if near is not None:
+        found.extend(_ancestor_packages(Path(near).resolve().parent, name))
+        where.append(f"the folders above {str(near)!r}")
+    return list(dict.fromkeys(found)), where
+
+
+def resolve_uri(uri: str, *, base_dir: str | os.PathLike[str], package_map: PackageMap | None = None,
+                urdf: str | os.PathLike[str] | None = None) -> Resolution:
+    """The file a URDF's ``filename=`` points to: ``package://NAME/PATH`` (see the module
+    docstring), ``file:///abs/path``, an absolute path, or a path relative to ``base_dir`` (the
+    URDF's folder; PyBullet also tries the folders above it, and so do we)."""
+    base = Path(base_dir)
+    tried: list[Path] = []
+    package, package_found, searched = None, True, []
+    if uri.startswith(PACKAGE_SCHEME):
+        rest = uri[len(PACKAGE_SCHEME):]
+        package, _, rel = rest.partition("/")
+        roots, searched = find_package(package, package_map=package_map, near=urdf or base / "_")
+        package_found = bool(roots)
+        tried.extend(root / rel for root in roots)
+    elif uri.startswith(FILE_SCHEME):
+        tried.append(Path(uri[len(FILE_SCHEME):]))
+    else:
+        path = Path(uri).expanduser()
+        if path.is_absolute():
+            tried.append(path)
+        else:
+            tried.append(base / path)
+            tried.extend(anc / path for anc in _ancestors(base.parent))
+    tried = list(dict.fromkeys(tried))
+    for path in tried:
+        if path.is_file():
+            return Resolution(uri, path.resolve(), tuple(map(str, tried)), package, package_found,
+                              tuple(searched))
+    shown = tuple(map(str, tried[:6])) + ((f"... {len(tried) - 6} more",) if len(tried) > 6 else ())
+    return Resolution(uri, None, shown, package, package_found, tuple(searched))
+
+
+# ---------------------------------------------------------------------- helpers
+def _split(value: str) -> list[str]:
+    return [v for v in value.split(os.pathsep) if v]
+
+
+def _ancestors(folder: Path) -> list[Path]:
+    folder = folder.resolve()
+    return [folder, *folder.parents]
+
+
+def _package_name(folder: Path) -> str | None:
+    """The ``<name>`` in ``folder/package.xml``, if there is one."""
+    manifest = folder / "package.xml"
+    try:
+        text = manifest.read_text(errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"<name>\s*([^<\s]+)\s*</name>", text)
+    return match.group(1) if match else None
+
+
+def _ancestor_packages(start: Path, name: str) -> list[Path]:
+    out = []
+    for folder in _ancestors(start):
+        if folder.name == name or _package_name(folder) == name:
+            out.append(folder)
+        sibling = folder / name
+        if sibling.is_dir():
+            out.append(sibling)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _crawl_cached(entry: str, stamp: float) -> dict[str, tuple[Path, ...]]:
+    found: dict[str, list[Path]] = {}
+    root = Path(entry).expanduser()
+
+    def visit(folder: Path, depth: int) -> None:
+        name = _package_name(folder)
+        if name is not None:
+            found.setdefault(name, []).append(folder.resolve())
+            return  # packages do not nest
+        if depth >= _CRAWL_DEPTH or (folder / "CATKIN_IGNORE").exists():
+            return
+        try:
+            subs = sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in _SKIP_DIRS
+                          and not p.name.startswith("."))
+        except OSError:
+            return
+        for sub in subs:
+            if depth == 0 and _package_name(sub) is None:
+                found.setdefault(sub.name, []).append(sub.resolve())  # a plain folder NAME
+            visit(sub, depth + 1)
+
+    if root.is_dir():
+        visit(root, 0)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def _crawl(entry: str) -> dict[str, tuple[Path, ...]]:
+    """Packages below one ROS_PACKAGE_PATH entry (cached while the folder is unchanged)."""
+    try:
+        stamp = Path(entry).expanduser().stat().st_mtime
+    except OSError:
+        return {}
+    return _crawl_cached(entry, stamp)
+
+
+__all__ = ["Resolution", "PackageMap", "parse_package_map", "package_defaults", "effective_map",
+           "find_package", "resolve_uri", "PACKAGE_SCHEME", "FILE_SCHEME"]

@@ -1,0 +1,329 @@
+"""A URDF as simbench and PyBullet both read it: the one place that finds the file, expands
+xacro, resolves mesh URIs, and decides what PyBullet is given to load.
+
+Every loader calls :func:`load_source` (the model, scenes, ``simbench check``, ``simbench info``)::
+
+    src = load_source("my_robot.urdf.xacro", package_map={"my_robot": "~/ws/src/my_robot"},
+                      xacro_args={"arm": "left"})
+    src.issues            # missing meshes (with the paths tried), constructs PyBullet refuses
+    src.check_loadable()  # URDFError in one line naming the file and element, if PyBullet would refuse
+    p.loadURDF(str(src.pybullet_path()), ...)
+
+:meth:`UrdfSource.pybullet_path` is the file itself when PyBullet can read it as it is, else a
+resolved copy (xacro expanded, ``package://`` and ``file://`` URIs replaced by absolute paths)
+in a cache folder, named after its content (PyBullet caches a URDF path per connection, so a
+changed file gets a new name).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import copy
+import hashlib
+import io
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SimbenchError, URDFError
+from .issues import ModelIssue
+from .packages import (FILE_SCHEME, PACKAGE_SCHEME, PackageMap, find_package, package_defaults,
+                       parse_package_map)
+from .paths import resolve_urdf
+from .urdf_checks import MESH_FORMATS, MeshRef, check_elements, check_tree
+
+logger = logging.getLogger(__name__)
+
+XACRO_NS = "http://www.ros.org/wiki/xacro"
+XacroArgs = Mapping[str, Any] | Sequence[str]
+
+_default_xacro_args: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar(
+    "simbench_xacro_args", default={})
+
+
+@dataclass(frozen=True)
+class UrdfSource:
+    """A URDF file read and checked; see the module docstring."""
+
+    #: what the user named (a path, ``pybullet_data:...``, ``simbench:...``)
+    spec: str
+    #: the file on disk (for xacro input, the .xacro file)
+    path: Path | None
+    #: the URDF text (expanded when the input was xacro)
+    xml: bytes
+    #: the parsed tree (geometry included); use :meth:`tree` for a private copy
+    root: Any = field(repr=False)
+    issues: tuple[ModelIssue, ...] = ()
+    meshes: tuple[MeshRef, ...] = ()
+    #: ``None`` for plain URDF, else the arguments xacro was given
+    xacro_args: Mapping[str, str] | None = None
+
+    @property
+    def label(self) -> str:
+        """How error messages name the file."""
+        return str(self.path) if self.path is not None else self.spec
+
+    @property
+    def refusals(self) -> tuple[ModelIssue, ...]:
+        """The issues that make PyBullet refuse the file."""
+        return tuple(i for i in self.issues if i.refused_by_pybullet)
+
+    def tree(self) -> Any:
+        """A deep copy of the parsed tree (callers may change it)."""
+        return copy.deepcopy(self.root)
+
+    def check_loadable(self) -> None:
+        """Raise :class:`URDFError` (one line naming the file and the element) if PyBullet would
+        refuse the file."""
+        refused = self.refusals
+        if refused:
+            more = f" (and {len(refused) - 1} more; see simbench info)" if len(refused) > 1 else ""
+            raise URDFError(f"{self.label}: {refused[0].element}: {refused[0].message}; "
+                            f"PyBullet cannot load this file{more}")
+
+    def needs_copy(self) -> bool:
+        """True when PyBullet cannot be given the file itself (xacro, or a URI it would not
+        resolve the way we do)."""
+        if self.path is None or self.xacro_args is not None:
+            return True
+        base = self.path.parent
+        for mesh in self.meshes:
+            uri, res = mesh.resolution.uri, mesh.resolution
+            if uri.startswith((PACKAGE_SCHEME, FILE_SCHEME)):
+                return True
+            if res.path is not None and not Path(uri).is_absolute() and not (base / uri).is_file():
+                return True
+        return False
+
+    def pybullet_path(self) -> Path:
+        """A path to give ``pybullet.loadURDF``: the file itself, or a resolved copy. Raises
+        :class:`URDFError` when PyBullet would refuse the file (see :meth:`check_loadable`)."""
+        self.check_loadable()
+        if not self.needs_copy():
+            assert self.path is not None
+            return self.path
+        return _write_copy(self)
+
+
+def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Sequence[str] | None = None,
+                xacro_args: XacroArgs | None = None,
+                relative_to: str | os.PathLike[str] | None = None) -> UrdfSource:
+    """Find, read (expanding xacro) and check a URDF file; see :class:`UrdfSource`.
+
+    ``spec``: a path (relative to ``relative_to`` when given), ``pybullet_data:NAME`` or
+    ``simbench:NAME``. ``package_map``: ``{"NAME": DIR}`` (or ``["NAME=DIR"]``) for
+    ``package://NAME/...``. ``xacro_args``: ``{"name": value}`` (or ``["name:=value"]``) for a
+    xacro file's ``$(arg name)``.
+    """
+    path = resolve_urdf(spec, relative_to)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise URDFError(f"cannot read URDF {str(path)!r}: {exc.strerror}") from None
+    args = None
+    issues: list[ModelIssue] = []
+    if is_xacro(path, raw):
+        args = parse_xacro_args(xacro_args) if xacro_args is not None else dict(_default_xacro_args.get())
+        raw = expand_xacro(path, args, package_map)
+        issues.append(ModelIssue("xacro_input", "robot", f"xacro file, expanded with the xacro "
+                                 f"package ({_shown(args) or 'no arguments'}); PyBullet is given "
+                                 "the expanded copy",
+                                 {"args": dict(args)}))
+    elif xacro_args:
+        raise URDFError(f"{path}: xacro arguments {_shown(xacro_args)} given, but the file is plain "
+                        f"URDF, not xacro (.xacro, or <xacro:...> elements)")
+    return source_from_string(raw, base_dir=path.parent, spec=os.fspath(spec), path=path,
+                              package_map=package_map, xacro_args=args, issues=issues)
+
+
+@contextlib.contextmanager
+def loading_defaults(package_map: PackageMap | Sequence[str] | None = None,
+                     xacro_args: XacroArgs | None = None) -> Iterator[None]:
+    """Inside the block, :func:`load_source` calls without ``package_map=`` / ``xacro_args=``
+    use these (the command line's ``--package`` and ``--xacro-arg`` options)."""
+    with package_defaults(package_map):
+        token = _default_xacro_args.set(parse_xacro_args(xacro_args))
+        try:
+            yield
+        finally:
+            _default_xacro_args.reset(token)
+
+
+def source_from_string(xml: str | bytes, *, base_dir: str | os.PathLike[str] | None = None,
+                       spec: str | None = None, path: Path | None = None,
+                       package_map: PackageMap | Sequence[str] | None = None,
+                       xacro_args: Mapping[str, str] | None = None,
+                       issues: list[ModelIssue] | None = None) -> UrdfSource:
+    """:func:`load_source` for URDF text; relative mesh paths are taken from ``base_dir``
+    (default: the current folder)."""
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    label = str(path) if path is not None else (spec or f"<string in {base}>")
+    issues = list(issues or [])
+    text = xml if isinstance(xml, bytes) else xml.encode()
+    root = parse_xml(text, label, issues)
+    package_map = parse_package_map(package_map)  # checked (folders exist) even when unused
+    check_tree(root, label)
+    meshes = check_elements(root, base, path, package_map, issues)
+    logger.debug("%s: %d links, %d mesh and texture files (%d not found), %d issues", label,
+                 len(root.findall("link")), len(meshes), sum(m.resolution.path is None for m in meshes),
+                 len(issues))
+    return UrdfSource(spec=spec or label, path=path, xml=text, root=root, issues=tuple(issues),
+                      meshes=tuple(meshes), xacro_args=xacro_args)
+
+
+# ---------------------------------------------------------------------- XML
+def parse_xml(xml: bytes, source: str, issues: list[ModelIssue]) -> Any:
+    """Strict XML parsing, with the two liberties PyBullet's tinyxml takes (recorded as issues):
+    XML declarations anywhere or with a bad version are ignored, and text after the closing
+    ``</robot>`` is dropped."""
+    from lxml import etree
+
+    text = xml.decode("utf-8", errors="replace")
+    text = re.sub(r"<\?xml[^>]*\?>", "", text)
+    end = text.find("</robot>")
+    if end >= 0 and text[end + 8:].strip():
+        issues.append(ModelIssue("trailing_content", "robot", "text after </robot> is ignored "
+                                 "(as PyBullet does)", {"chars": len(text[end + 8:].strip())}))
+        text = text[:end + 8]
+    try:
+        root = etree.fromstring(text.encode(), parser=etree.XMLParser(remove_blank_text=True,
+                                                                         huge_tree=True))
+    except etree.XMLSyntaxError as exc:
+        raise URDFError(f"{source}: malformed XML: {exc}") from None
+    if root.tag != "robot":
+        raise URDFError(f"{source}: the root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+# ---------------------------------------------------------------------- the resolved copy
+def cache_dir() -> Path:
+    """Where resolved copies are written (a per-user folder under the temporary folder)."""
+    import getpass
+
+    uid = os.getuid() if hasattr(os, "getuid") else getpass.getuser()
+    return Path(tempfile.gettempdir()) / f"simbench-{uid}" / "urdf"
+
+
+def _write_copy(src: UrdfSource) -> Path:
+    from lxml import etree
+
+    root = src.tree()
+    by_uri = {m.resolution.uri: m.resolution.path for m in src.meshes if m.resolution.path is not None}
+    for el in root.iter("mesh", "texture"):
+        target = by_uri.get(el.get("filename", ""))
+        if target is not None:
+            el.set("filename", str(target))
+    text = etree.tostring(root, xml_declaration=True, encoding="utf-8")
+    stem = src.path.name.split(".")[0] if src.path is not None else "urdf"
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        out = folder / f"{stem}-{hashlib.sha256(text).hexdigest()[:16]}.urdf"
+        if not out.is_file():
+            tmp = out.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(text)
+            os.replace(tmp, out)
+    except OSError as exc:
+        raise URDFError(f"{src.label}: cannot write the resolved copy for PyBullet in "
+                        f"{str(folder)!r}: {exc.strerror}") from None
+    logger.debug("%s: PyBullet loads the resolved copy %s", src.label, out)
+    return out
+
+
+# ---------------------------------------------------------------------- xacro
+def is_xacro(path: Path, raw: bytes) -> bool:
+    """A ``.xacro`` file, or a file that uses xacro elements (``<xacro:...>``; a bare
+    ``xmlns:xacro`` declaration, left in many generated URDFs, does not count)."""
+    if path.suffix == ".xacro":
+        return True
+    if XACRO_NS.encode() not in raw:
+        return False
+    from lxml import etree
+
+    try:
+        root = etree.fromstring(raw, parser=etree.XMLParser(huge_tree=True))
+    except etree.XMLSyntaxError:
+        return False  # reported when the file is parsed as URDF
+    prefix = "{" + XACRO_NS + "}"
+    return any(isinstance(el.tag, str) and el.tag.startswith(prefix) for el in root.iter())
+
+
+def parse_xacro_args(args: XacroArgs | None) -> dict[str, str]:
+    """``{"name": "value"}`` from a mapping or from ``"name:=value"`` strings (the CLI's form)."""
+    if not args:
+        return {}
+    if isinstance(args, Mapping):
+        return {str(k): _xacro_value(v) for k, v in args.items()}
+    out = {}
+    for item in args:
+        name, sep, value = str(item).partition(":=")
+        if not sep or not name.strip():
+            raise SimbenchError(f"xacro argument {item!r}: expected NAME:=VALUE, e.g. prefix:=left_")
+        out[name.strip()] = value
+    return out
+
+
+def _shown(args: XacroArgs) -> str:
+    return ", ".join(f"{k}:={v}" for k, v in parse_xacro_args(args).items())
+
+
+def _xacro_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@contextlib.contextmanager
+def _find_through_us(xacro: Any, path: Path, package_map: PackageMap | Sequence[str] | None) -> Iterator[None]:
+    """Make xacro's ``$(find NAME)`` use our package lookup (it would need ROS 2's
+    ament_index_python)."""
+    import importlib
+
+    subs = importlib.import_module("xacro.substitution_args")
+    mapping = parse_package_map(package_map)
+
+    def find(name: str) -> str:
+        roots, where = find_package(name, package_map=mapping, near=path)
+        if not roots:
+            raise SimbenchError(f"$(find {name}): package {name!r} not found in {', '.join(where)}; "
+                                f"pass --package {name}=DIR")
+        return str(roots[0])
+
+    saved = getattr(subs, "_eval_find", None)
+    subs._eval_find = find
+    try:
+        yield
+    finally:
+        subs._eval_find = saved
+
+
+def expand_xacro(path: Path, args: Mapping[str, str],
+                 package_map: PackageMap | Sequence[str] | None = None) -> bytes:
+    """The URDF text of xacro file ``path`` (the ``xacro`` package from PyPI: the ``xacro`` extra)."""
+    from .extras import require
+
+    xacro = require("xacro", "xacro", f"{path.name} is a xacro file; expanding it")
+    captured = io.StringIO()
+    try:
+        with _find_through_us(xacro, path, package_map), contextlib.redirect_stderr(captured), \
+                contextlib.redirect_stdout(captured):
+            doc = xacro.process_file(str(path), mappings=dict(args))
+    except SimbenchError as exc:
+        raise URDFError(f"{path}: {exc}") from None
+    except Exception as exc:  # xacro raises XacroException, NameError, KeyError, ...
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        hint = "; give it with --xacro-arg NAME:=VALUE" if "arg" in msg.lower() else ""
+        raise URDFError(f"{path}: xacro cannot expand the file: {msg}{hint}") from None
+    for line in captured.getvalue().splitlines():
+        if line.strip():
+            logger.warning("%s: xacro: %s", path.name, line.strip())
+    return doc.toxml(encoding="utf-8")
+
+
+__all__ = ["UrdfSource", "MeshRef", "load_source", "loading_defaults", "source_from_string",
+           "parse_xml", "is_xacro", "parse_xacro_args", "expand_xacro", "cache_dir", "MESH_FORMATS"]
