@@ -123,7 +123,7 @@ def test_sphere_box_face_and_corner(loaded):
 
 def test_padding_and_saturation(loaded):
     q = np.array([2.6, 0.0, 1.0])  # 0.1 clear of the sphere
-    det = CollisionDetector(loaded, [("ball", "sphere"), (NamedCollisionObject("ball", "ball"), "sphere")],
+    det = CollisionDetector(loaded, [(("ball", None), "sphere"), (NamedCollisionObject("ball", "ball"), "sphere")],
                             robot="ball", padding={"sphere": 0.03, NamedCollisionObject("ball", "ball"): 0.05})
     d = det.compute_distances(q)
     # ("ball", None) is the geometry-less base link: nothing found, saturates at max_distance
@@ -138,7 +138,7 @@ def test_padding_and_saturation(loaded):
     assert det.compute_distances(q, max_distance=0.01)[1] == 0.01
     # a link key beats a body key; a link with itself is refused
     det3 = CollisionDetector(loaded, [(NamedCollisionObject("ball", "ball"), "sphere")], robot="ball",
-                             padding={NamedCollisionObject("sphere"): 0.01, "sphere": 0.5})
+                             padding={NamedCollisionObject("sphere", None): 0.01, "sphere": 0.5})
     assert abs(det3.compute_distances(q)[0] - 0.09) < TOL
     with pytest.raises(SimbenchError, match="itself"):
         CollisionDetector(loaded, [("sphere", "sphere")], robot="ball")

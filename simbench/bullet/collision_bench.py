@@ -48,7 +48,7 @@ def _seed_setup() -> tuple[Any, CollisionDetector]:
 def _per_config_loops(loaded: Any, det: CollisionDetector) -> dict[str, Any]:
     client, robot = loaded.client, loaded.bodies["robot"]
     indices = list(loaded.robot.movable_indices)
-    raw_pairs = [(a, b, la, lb) for a, b, la, lb, _ in det._pair_args]
+    raw_pairs = [(a, b, la, lb) for a, b, la, lb, *_ in det._pair_args]
     num_joints = p.getNumJoints(robot, physicsClientId=client)
 
     def raw_minimum(Q: np.ndarray) -> None:

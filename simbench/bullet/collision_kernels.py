@@ -1,0 +1,169 @@
+"""The per-configuration query loops, on plain data only.
+
+The detector and its worker processes run exactly these functions, so a batch spread over
+processes gives the results of one process bit for bit. A :class:`QueryCore` holds all they
+need (client, which joints ``q`` sets, the resolved pairs); ``rows`` are configurations in
+``resetJointStatesMultiDof``'s nested format: ``Q[:, :, None].tolist()``.
+
+Per configuration: one ``resetJointStatesMultiDof`` per posed body (fixed joints are never
+touched), then one ``getClosestPoints`` per pair; a whole-body object passes PyBullet's link
+index -2 (every link) and the loop keeps the closest point of the allowed link pairs.
+
+Sign convention: ``distance`` is the signed distance (negative = penetration depth), the normal
+points from B to A (PyBullet's ``contactNormalOnB``), so ``point_a = point_b + distance * normal``.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import pybullet as p
+
+_NAN3 = (math.nan, math.nan, math.nan)
+
+
+class WholeBody(NamedTuple):
+    """Extra data of a pair with a whole-body side: padding by link index for each side
+    (links not listed: none) and the (link A, link B) combinations that are never checked."""
+
+    pads_a: dict[int, float]
+    pads_b: dict[int, float]
+    excluded: frozenset[tuple[int, int]]
+
+
+class QueryCore(NamedTuple):
+    """Everything a query loop needs, as plain data.
+
+    ``poses``: per posed body (body id, joint indices, start, stop), ``q[start:stop]`` being
+    its joints. ``pairs``: per pair (body A, body B, link A, link B, padding A, padding B,
+    WholeBody or None); link -2 means every link of the body."""
+
+    client: int
+    poses: tuple[tuple[int, list[int], int, int], ...]
+    pairs: tuple[tuple, ...]
+
+
+def poser(core: QueryCore) -> Callable[[list], None] | None:
+    """A function that puts every posed body in the configuration of one nested row, or None
+    when the configuration has no joints."""
+    client, reset = core.client, p.resetJointStatesMultiDof
+    poses = [(b, idx, s, e) for b, idx, s, e in core.poses if idx]
+    if not poses:
+        return None
+    if len(poses) == 1:
+        body, idx, start, stop = poses[0]
+        if start == 0:
+            return lambda row: reset(body, idx, row, physicsClientId=client)
+        return lambda row: reset(body, idx, row[start:stop], physicsClientId=client)
+
+    def pose(row: list) -> None:
+        for body, idx, start, stop in poses:
+            reset(body, idx, row[start:stop], physicsClientId=client)
+
+    return pose
+
+
+def _best(pts: tuple, whole: WholeBody, limit: float) -> tuple[float, tuple | None, float, float]:
+    """Closest allowed point of a whole-body pair: (padded distance, point row, pad A, pad B);
+    (limit, None, 0, 0) when none lies within ``limit``."""
+    pads_a, pads_b, excluded = whole
+    best, bd, ba, bb = None, limit, 0.0, 0.0
+    for pt in pts:
+        la, lb = pt[3], pt[4]
+        if excluded and (la, lb) in excluded:
+            continue
+        pa = pads_a.get(la, 0.0) if pads_a else 0.0
+        pb = pads_b.get(lb, 0.0) if pads_b else 0.0
+        d = pt[8] - pa - pb
+        if best is None or d < bd:
+            best, bd, ba, bb = pt, d, pa, pb
+    return bd, best, ba, bb
+
+
+def _thresholds(core: QueryCore, limit: float) -> list[tuple]:
+    """The pairs with PyBullet's search distance (limit + largest padding) precomputed."""
+    out = []
+    for a, b, la, lb, pad_a, pad_b, whole in core.pairs:
+        if whole is not None:
+            pad_a = max(whole.pads_a.values(), default=0.0)
+            pad_b = max(whole.pads_b.values(), default=0.0)
+        out.append((a, b, la, lb, limit + pad_a + pad_b, pad_a + pad_b, whole))
+    return out
+
+
+def kernel_distances(core: QueryCore, rows: list, max_distance: float) -> list[float]:
+    """Flat list of n * n_pairs padded distances (not yet saturated at ``max_distance``)."""
+    client, gcp = core.client, p.getClosestPoints
+    pose = poser(core)
+    pairs = _thresholds(core, max_distance)
+    out: list[float] = []
+    append = out.append
+    for row in rows:
+        if pose is not None:
+            pose(row)
+        for a, b, la, lb, search, pad, whole in pairs:
+            pts = gcp(a, b, search, la, lb, physicsClientId=client)
+            if whole is not None:
+                append(_best(pts, whole, max_distance)[0])
+            elif not pts:
+                append(max_distance)
+            elif len(pts) == 1:
+                append(pts[0][8] - pad)
+            else:
+                append(min([pt[8] for pt in pts]) - pad)
+    return out
+
+
+def kernel_closest(core: QueryCore, rows: list, max_distance: float) -> list[tuple]:
+    """Flat list of (padded distance, point A, point B, normal, link A, link B, pad A, pad B)
+    per (configuration, pair); points are PyBullet's (unpadded), NaN when nothing was found."""
+    client, gcp = core.client, p.getClosestPoints
+    pose = poser(core)
+    pairs = _thresholds(core, max_distance)
+    out: list[tuple] = []
+    append = out.append
+    for row in rows:
+        if pose is not None:
+            pose(row)
+        for (a, b, la, lb, search, pad, whole), (*_, pad_a, pad_b, _w) in zip(pairs, core.pairs):
+            pts = gcp(a, b, search, la, lb, physicsClientId=client)
+            if whole is not None:
+                d, best, pad_a, pad_b = _best(pts, whole, max_distance)
+            else:
+                best = (pts[0] if len(pts) == 1 else min(pts, key=lambda pt: pt[8])) if pts else None
+                d = best[8] - pad if best is not None else max_distance
+            if best is None:
+                append((max_distance, _NAN3, _NAN3, _NAN3, la, lb, 0.0, 0.0))
+            else:
+                append((d, best[5], best[6], best[7], best[3], best[4], pad_a, pad_b))
+    return out
+
+
+def kernel_collision(core: QueryCore, rows: list, margin: float) -> list[bool]:
+    """Per configuration: is any pair closer than ``margin`` (stops at the first such pair)."""
+    client, gcp = core.client, p.getClosestPoints
+    pose = poser(core)
+    pairs = _thresholds(core, margin)
+    out = []
+    for row in rows:
+        if pose is not None:
+            pose(row)
+        hit = False
+        for a, b, la, lb, search, pad, whole in pairs:
+            if search < 0.0:  # a negative margin: ask for the penetrating points
+                search = 0.0
+            pts = gcp(a, b, search, la, lb, physicsClientId=client)
+            if not pts:
+                continue
+            d = _best(pts, whole, margin)[0] if whole is not None else min([pt[8] for pt in pts]) - pad
+            if d < margin:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+KERNELS = {"distances": kernel_distances, "closest": kernel_closest, "collision": kernel_collision}
+
+__all__ = ["QueryCore", "WholeBody", "KERNELS", "kernel_distances", "kernel_closest", "kernel_collision", "poser"]
