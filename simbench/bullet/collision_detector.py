@@ -154,7 +154,7 @@ class CollisionDetector:
         all_pairs = [as_pair(pr) for pr in pairs]
         skip = self._disabled_set(disabled)
         rule = FilterRule(self.loaded)
-        keep, args = [], []
+        keep, args, links = [], [], []
         for a, b in all_pairs:
             (ia, la), (ib, lb) = self._resolve(a), self._resolve(b)
             if ia == ib and (la == -2 or lb == -2):
@@ -174,9 +174,12 @@ class CollisionDetector:
                       for y in links_b}
             whole = None if la != -2 and lb != -2 else WholeBody(pads_a, pads_b, excluded)
             keep.append((a, b))
+            links.append(((ia, tuple(links_a)), (ib, tuple(links_b))))
             args.append((ia, ib, la, lb, pads_a[links_a[0]] if la != -2 else 0.0,
                          pads_b[links_b[0]] if lb != -2 else 0.0, whole))
         self.pairs: list[Pair] = keep
+        #: per pair, ((body id, link indices), (body id, link indices)) of its two sides
+        self.pair_links: list[tuple[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]]]] = links
         self._body_ids = {o.body: self.bodies[o.body] for pr in keep for o in pr}
         self._body_ids.update({rb.name: rb.id for rb in self.robot_bodies})
         self._pair_args = tuple(args)
@@ -513,10 +516,11 @@ class CollisionDetector:
         return first_collision(self, path, resolution, margin=margin, method=method) is None
 
     def first_collision(self, path: Any, resolution: float = 0.005, *, margin: float = 0.0,
-                        method: str = "advance") -> tuple[int, float] | None:
-        """The first edge of ``path`` (K, dof) that is not free, as (edge index, fraction along
-        it of the first configuration found closer than ``margin`` + the motion allowance), or
-        None when every edge is free; see :mod:`simbench.bullet.collision_paths`."""
+                        method: str = "advance") -> Any:
+        """The first flagged configuration along ``path`` (K, dof), straight edges between
+        consecutive rows, as a ``PathHit(edge, t, q, pair)``, or None when every edge is free
+        (every pair at least ``margin`` apart everywhere on it); batched over edges. See
+        :mod:`simbench.bullet.collision_paths` for the guarantee."""
         from .collision_paths import first_collision
 
         return first_collision(self, self.check_q(path, "path"), resolution, margin=margin, method=method)
