@@ -26,6 +26,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     from .model import RobotModel
 
     print(RobotModel.from_urdf(args.urdf).summary())
+    if getattr(args, "collision", False):  # the sampled self-collision matrix (cached per file)
+        from .bullet.collision_sampling import robot_matrix
+
+        print(robot_matrix(args.urdf).table())
     return 0
 
 
@@ -46,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_info = sub.add_parser("info", help="describe a URDF: tree, DOF, mass, joints, issues")
     p_info.add_argument("urdf", help="a URDF path or pybullet_data:NAME (e.g. pybullet_data:kuka_iiwa/model.urdf)")
+    p_info.add_argument("--collision", action="store_true",
+                        help="also print the sampled self-collision matrix (MoveIt-like defaults)")
     p_info.set_defaults(func=cmd_info)
 
     p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")
