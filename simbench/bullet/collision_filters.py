@@ -3,21 +3,24 @@
 PyBullet's ``getClosestPoints`` ignores collision filters (measured: a -0.5 m overlap is still
 reported with the filters on), so the detector applies them itself, once, when it builds its
 pairs: a link pair that PyBullet's simulation would never let collide is dropped (a whole-body
-pair skips those link combinations). The rule is Bullet's broadphase test:
+pair skips those link combinations). The rule, measured on PyBullet 3.2 with simulation contacts
+(``tests/test_collision_filters.py``; PyBullet's default filter mode):
 
-* links i and j collide when ``group_i & mask_j`` and ``group_j & mask_i`` are both non-zero;
+* links i and j collide when ``group_i & mask_j`` or ``group_j & mask_i`` is non-zero (an *or*:
+  robot group 1 mask 1 does touch a cube with group 4 mask 1);
 * a pair filter (``setCollisionFilterPair``) overrides that rule for one link pair: enabled 0
   never collides, 1 always does.
 
 Where the filters come from: the scene keys ``collision_group`` / ``collision_mask`` of a body
 (every link of it), and :func:`set_collision_filter_group_mask` /
 :func:`set_collision_filter_pair` below, which set PyBullet's filters on both servers of a
-``ServerPair`` (or on one client) and remember them. PyBullet has no call that reads filters
-back, so filters set by calling PyBullet directly are not seen; a detector reads the filters
-when it is built. Links without an explicit group/mask follow PyBullet's defaults (links with
+``ServerPair`` (or on one loaded scene) and remember them with it. PyBullet has no call that
+reads filters back, so filters set by calling PyBullet directly are not seen; a detector reads
+the filters when it is built. Links without an explicit group/mask follow PyBullet's defaults (links with
 mass: group 1, mask all; massless links such as a fixed base: group 2, mask all but 2), used
-only when the other link of the pair has explicit filters (with none set anywhere, every pair
-is checked, as before).
+only when the other link of the pair has explicit filters. With no filters set at all, every
+pair is checked, as before, including pairs of two static links (a fixed base and a fixed
+obstacle) that PyBullet's simulation never lets touch.
 """
 from __future__ import annotations
 
@@ -29,7 +32,6 @@ from ..errors import SimbenchError
 from .collision_names import ObjectLike, as_object
 from .collision_world import facts
 from .scene import LoadedScene
-from .sync import client_state
 
 ALL = -1
 DEFAULT_DYNAMIC = (1, ALL)          # btBroadphaseProxy::DefaultFilter, AllFilter
@@ -42,6 +44,22 @@ def _targets(target: Any) -> list[LoadedScene]:
     if isinstance(target, LoadedScene):
         return [target]
     raise SimbenchError(f"expected a ServerPair or a LoadedScene, got {type(target).__name__}")
+
+
+class _Record:
+    """Filters set through simbench on one loaded scene (PyBullet cannot report them back):
+    (body id, link) -> (group, mask), and {(body, link), (body, link)} -> enabled."""
+
+    def __init__(self) -> None:
+        self.group_mask: dict[tuple[int, int], tuple[int, int]] = {}
+        self.pairs: dict[frozenset, bool] = {}
+
+
+def _record(loaded: LoadedScene) -> _Record:
+    rec = loaded.__dict__.get("_collision_filters")
+    if rec is None:
+        rec = loaded.__dict__["_collision_filters"] = _Record()
+    return rec
 
 
 def _links(loaded: LoadedScene, obj: ObjectLike) -> list[tuple[int, int]]:
@@ -64,10 +82,10 @@ def set_collision_filter_group_mask(target: Any, body: str, group: int, mask: in
     group, mask = _int(group, "collision group"), _int(mask, "collision mask")
     obj = body if link is ... else (body, link)
     for loaded in _targets(target):
-        state = client_state(loaded.client)
+        rec = _record(loaded)
         for bid, li in _links(loaded, obj):
             p.setCollisionFilterGroupMask(bid, li, group, mask, physicsClientId=loaded.client)
-            state.group_mask[(bid, li)] = (group, mask)
+            rec.group_mask[(bid, li)] = (group, mask)
 
 
 def set_collision_filter_pair(target: Any, a: ObjectLike, b: ObjectLike, enable: bool) -> None:
@@ -75,11 +93,11 @@ def set_collision_filter_pair(target: Any, a: ObjectLike, b: ObjectLike, enable:
     PyBullet's ``setCollisionFilterPair`` on ``target`` (a ServerPair: both servers), and
     remember it."""
     for loaded in _targets(target):
-        state = client_state(loaded.client)
+        rec = _record(loaded)
         for ba, la in _links(loaded, a):
             for bb, lb in _links(loaded, b):
                 p.setCollisionFilterPair(ba, bb, la, lb, int(bool(enable)), physicsClientId=loaded.client)
-                state.pair_filters[frozenset(((ba, la), (bb, lb)))] = bool(enable)
+                rec.pairs[frozenset(((ba, la), (bb, lb)))] = bool(enable)
 
 
 class FilterRule:
@@ -87,9 +105,9 @@ class FilterRule:
 
     def __init__(self, loaded: LoadedScene):
         self.loaded = loaded
-        state = client_state(loaded.client)
-        self.pairs = dict(state.pair_filters)
-        self.explicit = dict(state.group_mask)
+        rec = _record(loaded)
+        self.pairs = dict(rec.pairs)
+        self.explicit = dict(rec.group_mask)
         for name, bid in loaded.bodies.items():  # scene keys (read where the schema has them)
             spec = getattr(loaded.body(name), "spec", None)
             group, mask = getattr(spec, "collision_group", None), getattr(spec, "collision_mask", None)
@@ -117,7 +135,7 @@ class FilterRule:
             return True
         ga, ma = self._group_mask(*a)
         gb, mb = self._group_mask(*b)
-        return bool(ga & mb) and bool(gb & ma)
+        return bool(ga & mb) or bool(gb & ma)
 
 
 __all__ = ["FilterRule", "set_collision_filter_group_mask", "set_collision_filter_pair"]

@@ -33,19 +33,14 @@ from .scene import LoadedScene
 
 
 class ClientState:
-    """What one PyBullet client holds beyond the scene: the lock around pose + query, the ids
-    of the bodies whose joints a query left away from the main world, and the collision
-    filters set through simbench (PyBullet cannot report them back)."""
+    """What one PyBullet client holds beyond the scene: the lock around pose + query, and the
+    ids of the bodies whose joints a query left away from the main world."""
 
-    __slots__ = ("lock", "posed", "group_mask", "pair_filters")
+    __slots__ = ("lock", "posed")
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.posed: set[int] = set()
-        #: collision filters set through simbench (see collision_filters.py):
-        #: (body id, link) -> (group, mask), and {(body, link), (body, link)} -> enabled
-        self.group_mask: dict[tuple[int, int], tuple[int, int]] = {}
-        self.pair_filters: dict[frozenset, bool] = {}
 
 
 _states: dict[int, ClientState] = {}
