@@ -5,7 +5,7 @@ import pybullet as p
 import pytest
 
 from simbench.bullet.collision import CollisionDetector, NamedCollisionObject as O
-from simbench.bullet.collision_paths import first_collision, motion_bound, steps
+from simbench.bullet.collision_paths import motion_bound, steps
 from simbench.bullet.scene import ASSETS_DIR, Scene
 from simbench.errors import ShapeError, SimbenchError
 

@@ -10,7 +10,7 @@ import pytest
 import simbench
 from simbench.bullet.collision import NamedCollisionObject as O
 from simbench.bullet.collision import robot_vs_world
-from simbench.bullet.scene import BodySpec, Scene
+from simbench.bullet.scene import BodySpec
 from simbench.errors import SimbenchError
 from simbench.paths import resolve_urdf
 

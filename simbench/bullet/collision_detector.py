@@ -12,7 +12,6 @@ one world: a detector built on a ``ServerPair`` syncs with the main server befor
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,13 +19,13 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError
-from .collision_filters import FilterRule
-from .collision_kernels import KERNELS, QueryCore, WholeBody, kernel_collision, kernel_distances
-from .collision_names import ALL_LINKS, NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
+from ..errors import ShapeError, SimbenchError
+from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances
+from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
+from .collision_setup import by_joint_name, check_distance, plan, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
-from .collision_world import RawScene, facts, is_server_pair
-from .scene import LoadedBody, LoadedScene
+from .collision_world import facts
+from .scene import LoadedBody
 from .sync import WorldSync, client_state
 
 
@@ -84,7 +83,7 @@ class CollisionDetector:
                  robot: str | Sequence[str] | None = None, padding: float | Mapping[Any, float] | None = None,
                  disabled: Any = None, workers: int = 1, worker_timeout: float = DEFAULT_TIMEOUT,
                  sync: WorldSync | None = None):
-        loaded, sync = _source(scene, bodies, sync)
+        loaded, sync = source(scene, bodies, sync)
         if isinstance(pairs, Mapping):
             raise SimbenchError("CollisionDetector(client, bodies, pairs) is the seed's argument order; "
                                 "write CollisionDetector(client, pairs, bodies=bodies)")
@@ -92,8 +91,18 @@ class CollisionDetector:
         self.client = loaded.client
         self._state = client_state(self.client)
         self._lock = self._state.lock
-        self._setup_robots(robot)
-        self._setup_pairs(pairs, padding, disabled)
+        pl = plan(loaded, robot, pairs, padding, disabled)
+        self.robots: tuple[str, ...] = pl.robots
+        self.robot_bodies: tuple[LoadedBody, ...] = pl.robot_bodies
+        #: joint order of ``q`` (with several robots: ``"body/joint"``, robots in the given order)
+        self.joint_names: tuple[str, ...] = pl.joint_names
+        self.dof = pl.dof
+        self.pairs: list[Pair] = pl.pairs
+        #: per pair, ((body id, link indices), (body id, link indices)) of its two sides
+        self.pair_links = pl.pair_links
+        self._poses, self._pair_args, self._body_ids = pl.poses, pl.pair_args, pl.body_ids
+        self._core = QueryCore(self.client, self._poses, self._pair_args)
+        self._shape1 = (self.dof,)
         self._generation = sync.generation if sync is not None else 0
         self._posing = frozenset(b.id for b in self.robot_bodies if b.movable_indices)
         self.workers = int(workers)
@@ -106,37 +115,6 @@ class CollisionDetector:
     def bodies(self) -> dict[str, int]:
         return self.loaded.bodies
 
-    # ------------------------------------------------------------------ set-up
-    def _setup_robots(self, robot: str | Sequence[str] | None) -> None:
-        if robot is None:
-            try:
-                names: tuple[str, ...] = (self.loaded.robot_name,)
-            except SceneError:
-                names = ()  # a scene without joints: nothing to pose
-        else:
-            names = (robot,) if isinstance(robot, str) else tuple(robot)
-        if len(set(names)) != len(names):
-            raise SimbenchError(f"robot lists a body twice: {list(names)}")
-        self.robots: tuple[str, ...] = names
-        self.robot_bodies: tuple[LoadedBody, ...] = tuple(self.loaded.body(n) for n in names)
-        poses, joint_names, start = [], [], 0
-        for rb in self.robot_bodies:
-            table = facts(rb).joints
-            for j in rb.movable_indices:
-                if table[j].type == p.JOINT_SPHERICAL:
-                    raise SimbenchError(f"robot {rb.name!r} has a spherical joint {table[j].name!r}; the "
-                                        "collision detector supports revolute and prismatic joints only")
-            stop = start + len(rb.movable_indices)
-            poses.append((rb.id, list(rb.movable_indices), start, stop))
-            joint_names += [n if len(names) == 1 else f"{rb.name}/{n}" for n in rb.movable_names]
-            start = stop
-        self._poses = tuple(poses)
-        #: joint order of ``q`` (with several robots: ``"body/joint"``, robots in the given order)
-        self.joint_names: tuple[str, ...] = tuple(joint_names)
-        self.dof = start
-        self._shape1 = (self.dof,)
-        self._joint_pos = {n: i for i, n in enumerate(self.joint_names)}
-
     @property
     def robot_name(self) -> str | None:
         """The (first) robot's body name."""
@@ -145,113 +123,6 @@ class CollisionDetector:
     @property
     def robot_body(self) -> LoadedBody | None:
         return self.robot_bodies[0] if self.robot_bodies else None
-
-    def _resolve(self, obj: NamedCollisionObject) -> tuple[int, int]:
-        b = self.loaded.body(obj.body)
-        return b.id, (-2 if obj.whole_body else b.link_index(obj.link))
-
-    def _setup_pairs(self, pairs: Iterable[Any], padding: Any, disabled: Any) -> None:
-        all_pairs = [as_pair(pr) for pr in pairs]
-        skip = self._disabled_set(disabled)
-        rule = FilterRule(self.loaded)
-        keep, args, links = [], [], []
-        for a, b in all_pairs:
-            (ia, la), (ib, lb) = self._resolve(a), self._resolve(b)
-            if ia == ib and (la == -2 or lb == -2):
-                raise SimbenchError(f"pair ({a}, {b}) asks for a whole body against itself; list its link "
-                                    f"pairs instead, e.g. self_collision_pairs(scene, {a.body!r})")
-            if (ia, la) == (ib, lb):
-                raise SimbenchError(f"pair ({a}, {b}) names one link twice; a link cannot collide with itself")
-            links_a = self._links_of(ia, la)
-            links_b = self._links_of(ib, lb)
-            excluded = frozenset((x, y) for x in links_a for y in links_b
-                                 if frozenset(((ia, x), (ib, y))) in skip or not rule.allows((ia, x), (ib, y)))
-            if len(excluded) == len(links_a) * len(links_b):
-                continue  # nothing left to check
-            pads_a = {x: self._padding_of(NamedCollisionObject(a.body, self._link_name(ia, x)), padding)
-                      for x in links_a}
-            pads_b = {y: self._padding_of(NamedCollisionObject(b.body, self._link_name(ib, y)), padding)
-                      for y in links_b}
-            whole = None if la != -2 and lb != -2 else WholeBody(pads_a, pads_b, excluded)
-            keep.append((a, b))
-            links.append(((ia, tuple(links_a)), (ib, tuple(links_b))))
-            args.append((ia, ib, la, lb, pads_a[links_a[0]] if la != -2 else 0.0,
-                         pads_b[links_b[0]] if lb != -2 else 0.0, whole))
-        self.pairs: list[Pair] = keep
-        #: per pair, ((body id, link indices), (body id, link indices)) of its two sides
-        self.pair_links: list[tuple[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]]]] = links
-        self._body_ids = {o.body: self.bodies[o.body] for pr in keep for o in pr}
-        self._body_ids.update({rb.name: rb.id for rb in self.robot_bodies})
-        self._pair_args = tuple(args)
-        self._core = QueryCore(self.client, self._poses, self._pair_args)
-
-    def _links_of(self, body_id: int, link: int) -> list[int]:
-        if link != -2:
-            return [link]
-        name = next(n for n, i in self.loaded.bodies.items() if i == body_id)
-        return sorted(facts(self.loaded.body(name)).geometry) or [-1]
-
-    def _link_name(self, body_id: int, link: int) -> str | None:
-        name = next(n for n, i in self.loaded.bodies.items() if i == body_id)
-        return facts(self.loaded.body(name)).names[link]
-
-    def _objects_of(self, item: Any) -> list[tuple[int, int]]:
-        """(body id, link index) of a disabled/padding key: NamedCollisionObject or tuple ->
-        that link (whole body: every link); a robot link name -> that link of each robot
-        having it; a body name -> every link of the body."""
-        if isinstance(item, (NamedCollisionObject, tuple)):
-            obj = as_object(item)
-            bid, li = self._resolve(obj)
-            b = self.loaded.body(obj.body)
-            return [(bid, i) for i in facts(b).names] if li == -2 else [(bid, li)]
-        if isinstance(item, str):
-            hits = [(rb.id, rb.links[item]) for rb in self.robot_bodies if item in rb.links]
-            if hits:
-                return hits
-            if item in self.bodies:
-                b = self.loaded.body(item)
-                return [(b.id, i) for i in b.links.values()]
-            valid = [n for rb in self.robot_bodies for n in rb.links] + list(self.bodies)
-            raise UnknownNameError("link or body", item, valid, f"robot {self.robot_name!r} / the scene")
-        raise SimbenchError(f"cannot read {item!r} as a link: expected a robot link name, a body name "
-                            "or a NamedCollisionObject")
-
-    def _disabled_set(self, disabled: Any) -> set[frozenset]:
-        out = set()
-        for a, b in disabled_entries(disabled):
-            for oa in self._objects_of(a):
-                for ob in self._objects_of(b):
-                    out.add(frozenset((oa, ob)))
-        return out
-
-    def _padding_of(self, obj: NamedCollisionObject, padding: Any) -> float:
-        if padding is None:
-            return 0.0
-        if not isinstance(padding, Mapping):
-            value = padding if obj.body in self.robots else 0.0
-        else:  # a key naming one link wins over a key naming the whole body
-            by_body = by_link = None
-            target = self._resolve(obj)
-            for key, v in padding.items():
-                if target in self._objects_of(key):
-                    if isinstance(key, str) and key in self.bodies and key not in self.robot_links:
-                        by_body = v
-                    elif isinstance(key, NamedCollisionObject) and key.whole_body:
-                        by_body = v
-                    else:
-                        by_link = v
-            value = by_link if by_link is not None else (by_body if by_body is not None else 0.0)
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise SimbenchError(f"padding of {obj} is {value!r}; expected metres") from None
-        if not math.isfinite(value) or value < 0:
-            raise SimbenchError(f"padding of {obj} is {value!r}; expected a finite number >= 0 (metres)")
-        return value
-
-    @property
-    def robot_links(self) -> set[str]:
-        return {n for rb in self.robot_bodies for n in rb.links}
 
     # ------------------------------------------------------------------ one world
     def _prepare(self) -> None:
@@ -319,7 +190,7 @@ class CollisionDetector:
                 if rb.name in q:
                     sub = q[rb.name]
                     if isinstance(sub, Mapping):
-                        sub = _by_joint_name(sub, rb.movable_names, f"{name}[{rb.name!r}]", rb.name)
+                        sub = by_joint_name(sub, rb.movable_names, f"{name}[{rb.name!r}]", rb.name)
                     sub = np.asarray(sub, dtype=float)
                     if sub.ndim == 0 or sub.shape[-1] != stop - start:
                         raise ShapeError(f"{name}[{rb.name!r}] has shape {sub.shape}; expected (..., {stop - start}) "
@@ -332,7 +203,7 @@ class CollisionDetector:
             full = [np.broadcast_to(x if x is not None else current[s:e], batch + (e - s,))
                     for x, (_, _, s, e) in zip(parts, self._poses)]
             return np.concatenate(full, axis=-1) if full else np.zeros(batch + (0,))
-        return _by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
+        return by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
 
     def set_configuration(self, q: Any) -> None:
         """Put the robots of the collision server in configuration ``q`` (one call per robot)."""
@@ -560,48 +431,4 @@ class CollisionDetector:
                 f"pairs={len(self.pairs)}, synced={self._sync is not None})")
 
 
-# ---------------------------------------------------------------------- helpers
-def _source(scene: Any, bodies: Mapping[str, int] | None, sync: WorldSync | None) -> tuple[LoadedScene, Any]:
-    if is_server_pair(scene):
-        if sync is None:
-            sync = scene.world_sync()
-        scene = scene.collision
-    if isinstance(scene, LoadedScene):
-        if bodies is not None and dict(bodies) != scene.bodies:
-            raise SimbenchError(f"bodies {dict(bodies)} differ from the loaded scene's {scene.bodies}")
-        return scene, sync
-    if isinstance(scene, (int, np.integer)) and not isinstance(scene, bool):
-        if not isinstance(bodies, Mapping):
-            raise SimbenchError("CollisionDetector(client_id, pairs, bodies=...): bodies must be a dict "
-                                "body name -> PyBullet body id")
-        if not p.isConnected(physicsClientId=int(scene)):
-            raise SimbenchError(f"PyBullet client {scene} is not connected")
-        return RawScene(int(scene), bodies), sync
-    raise SimbenchError(f"expected a ServerPair, LoadedScene or PyBullet client id, got {scene!r}")
-
-
-def _by_joint_name(q: Mapping, names: Sequence[str], what: str, owner: str) -> np.ndarray:
-    for k in q:
-        if k not in names:
-            raise UnknownNameError("movable joint", k, names, f"robot {owner!r}")
-    missing = [n for n in names if n not in q]
-    if missing:
-        raise ShapeError(f"{what} is missing joints {missing}; expected every joint of {list(names)}")
-    return np.stack([np.asarray(q[n], dtype=float) for n in names], axis=-1) if names else np.zeros(0)
-
-
-def check_distance(value: Any, what: str, minimum: float | None = None) -> float:
-    """``value`` as a finite number of metres (>= ``minimum`` when given), else one clear error."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SimbenchError(f"{what} = {value!r}; expected a number of metres") from None
-    if not math.isfinite(v):
-        raise SimbenchError(f"{what} = {value!r}; expected a finite number of metres")
-    if minimum is not None and v < minimum:
-        raise SimbenchError(f"{what} = {value!r}; expected a distance >= {minimum:g} m (it is where distances "
-                            f"saturate; use margin= to ask about penetration)")
-    return v
-
-
-__all__ = ["CollisionDetector", "ClosestPoints", "check_distance", "ALL_LINKS"]
+__all__ = ["CollisionDetector", "ClosestPoints", "ALL_LINKS"]
