@@ -67,6 +67,10 @@ def test_whole_robot_against_a_box_gives_pyb_utils_numbers():
         rec = whole.closest_points()[0]
         assert rec.a == O("robot", sim.body("robot").link_names[best[3] + 1]) and rec.b == O("box", "baseLink")
         np.testing.assert_allclose(rec.point_a, best[5], atol=0)
+        # every link pair of the whole-body pair, as PyBullet's points
+        pts = p.getClosestPoints(rid, bid, 10.0, physicsClientId=c)
+        assert whole.link_distances(max_distance=10.0)[0] == tuple((pt[3], pt[4], pt[8]) for pt in pts)
+        assert len(pts) == 8
         # the base link alone, spelled explicitly (what a bare name meant before): -0.1585
         base = sim.pair.detector([(("robot", None), "box")]).compute_distances()
         assert abs(base[0] - (-0.1585)) < 1e-4

@@ -18,10 +18,11 @@ The modules, one concern each (data flows down the list):
 * :mod:`~simbench.bullet.collision_kernels`: the per-configuration query loops (plain data);
 * :mod:`~simbench.bullet.collision_workers`: worker processes running those loops;
 * :mod:`~simbench.bullet.sync`: the collision server follows the main world;
+* :mod:`~simbench.bullet.collision_setup`: a detector's robots and pairs resolved, once;
+* :mod:`~simbench.bullet.collision_paths`: path checking with a guarantee;
 * :mod:`~simbench.bullet.collision_detector`: ``CollisionDetector`` and ``ClosestPoints``;
 * :mod:`~simbench.bullet.collision_sampling`: the allowed-collision matrix (MoveIt-like);
 * :mod:`~simbench.bullet.collision_pairs`: pair builders;
-* :mod:`~simbench.bullet.collision_paths`: path checking with a guarantee;
 * :mod:`~simbench.bullet.collision_draw`: closest points drawn in the GUI.
 """
 from __future__ import annotations

@@ -20,8 +20,9 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ShapeError, SimbenchError
-from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances
+from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
+from .collision_paths import PathHit, first_collision
 from .collision_setup import by_joint_name, check_distance, plan, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
 from .collision_world import facts
@@ -102,6 +103,7 @@ class CollisionDetector:
         self.pair_links = pl.pair_links
         self._poses, self._pair_args, self._body_ids = pl.poses, pl.pair_args, pl.body_ids
         self._core = QueryCore(self.client, self._poses, self._pair_args)
+        self._search: dict[float, list] = {}  # the pairs' search distances by max_distance (fast path)
         self._shape1 = (self.dof,)
         self._generation = sync.generation if sync is not None else 0
         self._posing = frozenset(b.id for b in self.robot_bodies if b.movable_indices)
@@ -289,9 +291,14 @@ class CollisionDetector:
             ql = q.tolist()  # fast path for one configuration: same loop, lighter checks
             total = sum(ql)
             if total - total == 0.0:  # all finite
+                pairs = self._search.get(md)
+                if pairs is None:
+                    if len(self._search) > 32:
+                        self._search.clear()
+                    pairs = self._search[md] = thresholds(self._core, md)
                 with self._lock:
                     self._prepare()
-                    out = np.array(kernel_distances(self._core, [[[x] for x in ql]], md))
+                    out = np.array(kernel_distances(self._core, [[[x] for x in ql]], md, pairs))
                 return np.minimum(out, md, out=out)
         flat, batch, n = self._run("distances", q, md, workers)
         out = np.asarray(flat, dtype=float).reshape(*batch, len(self.pairs))
@@ -367,6 +374,17 @@ class CollisionDetector:
             return bool(flat[0])
         return np.asarray(flat, dtype=bool).reshape(batch)
 
+    def link_distances(self, q: Any = None, max_distance: float = 1.0, *, workers: int | None = None) -> list:
+        """Per configuration (a list for a batch (N, dof)) and per pair, the tuple of
+        (link A, link B, distance) of every point PyBullet finds within ``max_distance``
+        (PyBullet link indices; padding applied): for a whole-body pair, every link pair that
+        comes that close, not only the closest."""
+        md = check_distance(max_distance, "max_distance", minimum=0.0)
+        flat, batch, n = self._run("links", q, md, workers)
+        P = len(self.pairs)
+        rows = [flat[k * P:(k + 1) * P] for k in range(n)]
+        return rows[0] if not batch else rows
+
     def colliding_pairs(self, q: Any = None, margin: float = 0.0, *, workers: int | None = None) -> list:
         """The pairs closer than ``margin``: a list of (A, B) for one configuration, a list of
         such lists for a batch (N, dof)."""
@@ -381,19 +399,15 @@ class CollisionDetector:
                      method: str = "advance") -> bool:
         """True when the straight segment from ``q0`` to ``q1`` is free (every pair farther
         than ``margin``) everywhere, not only at samples; see :mod:`simbench.bullet.collision_paths`."""
-        from .collision_paths import first_collision
-
         path = np.stack([self.check_q(q0, "q0"), self.check_q(q1, "q1")])
         return first_collision(self, path, resolution, margin=margin, method=method) is None
 
     def first_collision(self, path: Any, resolution: float = 0.005, *, margin: float = 0.0,
-                        method: str = "advance") -> Any:
+                        method: str = "advance") -> PathHit | None:
         """The first flagged configuration along ``path`` (K, dof), straight edges between
         consecutive rows, as a ``PathHit(edge, t, q, pair)``, or None when every edge is free
         (every pair at least ``margin`` apart everywhere on it); batched over edges. See
         :mod:`simbench.bullet.collision_paths` for the guarantee."""
-        from .collision_paths import first_collision
-
         return first_collision(self, self.check_q(path, "path"), resolution, margin=margin, method=method)
 
     # ------------------------------------------------------------------ misc

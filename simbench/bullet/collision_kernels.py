@@ -81,7 +81,7 @@ def _best(pts: tuple, whole: WholeBody, limit: float) -> tuple[float, tuple | No
     return bd, best, ba, bb
 
 
-def _thresholds(core: QueryCore, limit: float) -> list[tuple]:
+def thresholds(core: QueryCore, limit: float) -> list[tuple]:
     """The pairs with PyBullet's search distance (limit + largest padding) precomputed."""
     out = []
     for a, b, la, lb, pad_a, pad_b, whole in core.pairs:
@@ -92,13 +92,32 @@ def _thresholds(core: QueryCore, limit: float) -> list[tuple]:
     return out
 
 
-def kernel_distances(core: QueryCore, rows: list, max_distance: float) -> list[float]:
-    """Flat list of n * n_pairs padded distances (not yet saturated at ``max_distance``)."""
+def kernel_distances(core: QueryCore, rows: list, max_distance: float, pairs: list | None = None) -> list[float]:
+    """Flat list of n * n_pairs padded distances (not yet saturated at ``max_distance``);
+    ``pairs``: ``thresholds(core, max_distance)`` when the caller keeps it."""
     client, gcp = core.client, p.getClosestPoints
-    pose = poser(core)
-    pairs = _thresholds(core, max_distance)
+    if pairs is None:
+        pairs = thresholds(core, max_distance)
     out: list[float] = []
     append = out.append
+    posed = [(b, idx) for b, idx, start, stop in core.poses if idx]
+    if len(posed) == 1 and len(core.poses) == 1 and all(w is None for *_, w in pairs):
+        # the common case, written out: one robot, no per-link padding or exclusions
+        body, idx = posed[0]
+        reset = p.resetJointStatesMultiDof
+        simple = [(a, b, la, lb, search, pad) for a, b, la, lb, search, pad, _ in pairs]
+        for row in rows:
+            reset(body, idx, row, physicsClientId=client)
+            for a, b, la, lb, search, pad in simple:
+                pts = gcp(a, b, search, la, lb, physicsClientId=client)
+                if not pts:
+                    append(max_distance)
+                elif len(pts) == 1:
+                    append(pts[0][8] - pad)
+                else:
+                    append(min([pt[8] for pt in pts]) - pad)
+        return out
+    pose = poser(core)
     for row in rows:
         if pose is not None:
             pose(row)
@@ -120,7 +139,7 @@ def kernel_closest(core: QueryCore, rows: list, max_distance: float) -> list[tup
     per (configuration, pair); points are PyBullet's (unpadded), NaN when nothing was found."""
     client, gcp = core.client, p.getClosestPoints
     pose = poser(core)
-    pairs = _thresholds(core, max_distance)
+    pairs = thresholds(core, max_distance)
     out: list[tuple] = []
     append = out.append
     for row in rows:
@@ -144,7 +163,7 @@ def kernel_collision(core: QueryCore, rows: list, margin: float) -> list[bool]:
     """Per configuration: is any pair closer than ``margin`` (stops at the first such pair)."""
     client, gcp = core.client, p.getClosestPoints
     pose = poser(core)
-    pairs = _thresholds(core, margin)
+    pairs = thresholds(core, margin)
     out = []
     for row in rows:
         if pose is not None:
@@ -164,6 +183,31 @@ def kernel_collision(core: QueryCore, rows: list, margin: float) -> list[bool]:
     return out
 
 
-KERNELS = {"distances": kernel_distances, "closest": kernel_closest, "collision": kernel_collision}
+def kernel_links(core: QueryCore, rows: list, max_distance: float) -> list[tuple]:
+    """Per (configuration, pair): a tuple of (link A, link B, padded distance), one per point
+    PyBullet found within ``max_distance`` between allowed links (every link pair of a
+    whole-body pair, not only the closest)."""
+    client, gcp = core.client, p.getClosestPoints
+    pose = poser(core)
+    pairs = thresholds(core, max_distance)
+    out: list[tuple] = []
+    append = out.append
+    for row in rows:
+        if pose is not None:
+            pose(row)
+        for a, b, la, lb, search, pad, whole in pairs:
+            pts = gcp(a, b, search, la, lb, physicsClientId=client)
+            if whole is None:
+                append(tuple((pt[3], pt[4], pt[8] - pad) for pt in pts))
+            else:
+                pads_a, pads_b, excluded = whole
+                append(tuple((pt[3], pt[4], pt[8] - pads_a.get(pt[3], 0.0) - pads_b.get(pt[4], 0.0))
+                             for pt in pts if (pt[3], pt[4]) not in excluded))
+    return out
 
-__all__ = ["QueryCore", "WholeBody", "KERNELS", "kernel_distances", "kernel_closest", "kernel_collision", "poser"]
+
+KERNELS = {"distances": kernel_distances, "closest": kernel_closest, "collision": kernel_collision,
+           "links": kernel_links}
+
+__all__ = ["QueryCore", "WholeBody", "KERNELS", "kernel_distances", "kernel_closest", "kernel_collision",
+           "kernel_links", "poser", "thresholds"]

@@ -25,10 +25,11 @@ configurations. Every configuration of the edge lies within half a step of a che
 pair p's distance differs by at most m_p / (2 n) (<= ``resolution``); a checked configuration
 is flagged when a pair is closer than ``margin + m_p / (2 n)``.
 
-**Conservative advancement** (``method="advance"``, the default): at fraction t, with pair
-distances d_p, nothing can come closer than ``margin`` before t + min_p (d_p - margin) / m_p,
-so the check jumps there. It flags a configuration whose step would be shorter than half the
-uniform step (a clearance the uniform check would not accept either).
+**Conservative advancement** (``method="advance"``, the default): at fraction t, with the
+distance d of every pair of links within reach, nothing can come closer than ``margin`` before
+t + min (d - margin) / (m_a + m_b) (the two links' bounds; a whole-body pair gives one distance
+per link pair), so the check jumps there. It flags a configuration whose step would be shorter
+than half the uniform step (a clearance the uniform check would not accept either).
 
 Either way, an edge reported free has every pair at least ``margin`` apart at *every*
 configuration on it (up to PyBullet's own distance accuracy), and a flagged configuration is
@@ -76,6 +77,8 @@ class MotionBound:
                         cols.append(columns.setdefault((body, li), len(columns)))
                 side.append(cols)
             self.sides.append((side[0], side[1]))
+        #: (body id, link index) -> column of R
+        self.columns = columns
         self.R = np.zeros((det.dof, len(columns)))
         for (body, link), c in columns.items():
             rb, start = robot_of[body]
@@ -191,29 +194,40 @@ def _advance(det: Any, q0: np.ndarray, q1: np.ndarray, resolution: float, margin
              workers: int | None) -> tuple[int, float, int] | None:
     dq = q1 - q0
     n = steps(det, dq, resolution)
-    mp = motion_bound(det).pair_motion(dq)  # (E, P): distance change per unit t
+    mb = motion_bound(det)
+    mk = mb.link_motion(dq)   # (E, links): how far each link's points move per unit t
+    mp = mb.pair_motion(dq)   # (E, pairs)
+    col = mb.columns
+    sides = [(ba, bb) for (ba, _), (bb, _) in det.pair_links]
     t = np.zeros(len(q0))
     active = np.ones(len(q0), dtype=bool)
     hits: dict[int, tuple[float, int]] = {}
     while active.any():
         idx = np.flatnonzero(active)
         Q = q0[idx] + t[idx, None] * dq[idx]
+        # a pair farther than `reach` cannot come within `margin` before the end of its edge
         reach = margin + float((mp[idx] * (1.0 - t[idx, None])).max(initial=0.0)) + 1e-9
-        D = det.compute_distances(Q, reach, workers=workers)  # beyond reach: free to the end
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = np.where(mp[idx] > 0, (D - margin) / mp[idx], np.where(D >= margin, np.inf, -np.inf))
-        step_min = step.min(axis=1) if step.shape[1] else np.full(len(idx), np.inf)
+        rows = det.link_distances(Q, reach, workers=workers)
         for k, e in enumerate(idx):
-            if t[e] + step_min[k] >= 1.0:  # free to the end of the edge
+            m = mk[e]
+            step, worst = np.inf, -1
+            for pi, pts in enumerate(rows[k]):  # every link pair that came within reach
+                ba, bb = sides[pi]
+                for la, lb, d in pts:
+                    ca, cb = col.get((ba, la)), col.get((bb, lb))
+                    rate = (m[ca] if ca is not None else 0.0) + (m[cb] if cb is not None else 0.0)
+                    s = (d - margin) / rate if rate > 0 else (np.inf if d >= margin else -np.inf)
+                    if s < step:
+                        step, worst = s, pi
+            if t[e] + step >= 1.0:  # free to the end of the edge
                 active[e] = False
-            elif step_min[k] < 0.5 / n[e]:  # closer than the uniform check would accept
-                hits[e] = (float(t[e]), int(np.argmin(step[k])))
+            elif step < 0.5 / n[e]:  # closer than the uniform check would accept
+                hits[e] = (float(t[e]), worst)
                 active[e] = False
             else:
-                t[e] += step_min[k]
+                t[e] += step
         if hits:  # edges after the first flagged one do not matter
-            first = min(hits)
-            active[first + 1:] = False
+            active[min(hits) + 1:] = False
     if not hits:
         return None
     e = min(hits)

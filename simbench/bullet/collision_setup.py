@@ -102,11 +102,13 @@ class _Resolver:
                       for x in links_a}
             pads_b = {y: self.padding_of(NamedCollisionObject(b.body, self.link_name(b.body, y)), padding)
                       for y in links_b}
-            whole = None if la != -2 and lb != -2 else WholeBody(pads_a, pads_b, excluded)
+            # per-link data only where it matters (uneven padding of a whole body, or exclusions);
+            # otherwise the minimum over PyBullet's points is the answer
+            uniform = len(set(pads_a.values())) == 1 and len(set(pads_b.values())) == 1
+            whole = None if (la != -2 and lb != -2) or (uniform and not excluded) else WholeBody(pads_a, pads_b, excluded)
             keep.append((a, b))
             links.append(((ia, tuple(links_a)), (ib, tuple(links_b))))
-            args.append((ia, ib, la, lb, pads_a[links_a[0]] if la != -2 else 0.0,
-                         pads_b[links_b[0]] if lb != -2 else 0.0, whole))
+            args.append((ia, ib, la, lb, pads_a[links_a[0]], pads_b[links_b[0]], whole))
         body_ids = {o.body: self.bodies[o.body] for pr in keep for o in pr}
         body_ids.update({rb.name: rb.id for rb in self.robot_bodies})
         return Plan(self.robots, self.robot_bodies, self.poses, self.joint_names, keep, links, tuple(args),
