@@ -168,7 +168,7 @@ def first_collision(det: Any, path: np.ndarray, resolution: float = 0.005, *, ma
         if hit is not None:
             e, t = hit[0], hit[1]
             q = q0[e] + t * (q1[e] - q0[e])
-            return PathHit(e0 + e, t, q, det.pairs[hit[2]])
+            return PathHit(int(e0 + e), float(t), q, det.pairs[hit[2]])
     return None
 
 
