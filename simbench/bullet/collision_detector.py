@@ -26,6 +26,7 @@ from .collision_paths import PathHit, first_collision
 from .collision_setup import by_joint_name, check_distance, plan, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
 from .collision_world import facts
+from .records import JointState
 from .scene import LoadedBody
 from .sync import WorldSync, client_state
 
@@ -160,7 +161,7 @@ class CollisionDetector:
             if self._sync is not None:
                 out[start:stop] = self._sync.joint_positions(body)
             else:
-                out[start:stop] = [s[0] for s in p.getJointStates(body, idx, physicsClientId=self.client)]
+                out[start:stop] = [JointState(*s).position for s in p.getJointStates(body, idx, physicsClientId=self.client)]
         return out
 
     # ------------------------------------------------------------------ configurations

@@ -31,6 +31,7 @@ import pybullet as p
 from ..errors import SimbenchError
 from .collision_names import ObjectLike, as_object
 from .collision_world import facts
+from .records import dynamics_info
 from .scene import LoadedScene
 
 ALL = -1
@@ -121,7 +122,7 @@ class FilterRule:
         gm = self.explicit.get((bid, li))
         if gm is not None:
             return gm
-        mass = p.getDynamicsInfo(bid, li, physicsClientId=self.loaded.client)[0]
+        mass = dynamics_info(bid, li, self.loaded.client).mass
         return DEFAULT_DYNAMIC if mass > 0 else DEFAULT_STATIC
 
     def allows(self, a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -15,12 +15,18 @@ points from B to A (PyBullet's ``contactNormalOnB``), so ``point_a = point_b + d
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import pybullet as p
 
+from .records import ContactPoint
+
 _NAN3 = (math.nan, math.nan, math.nan)
+# positions of the named fields of PyBullet's point tuples (records.ContactPoint): the loops read
+# the raw tuples, since naming each one would cost more than the rest of the loop
+LINK_A, LINK_B, POS_A, POS_B, NORMAL, DIST = (ContactPoint._fields.index(f) for f in (
+    "link_a", "link_b", "position_on_a", "position_on_b", "normal_on_b", "distance"))
 
 
 class WholeBody(NamedTuple):
@@ -70,12 +76,12 @@ def _best(pts: tuple, whole: WholeBody, limit: float) -> tuple[float, tuple | No
     pads_a, pads_b, excluded = whole
     best, bd, ba, bb = None, limit, 0.0, 0.0
     for pt in pts:
-        la, lb = pt[3], pt[4]
+        la, lb = pt[LINK_A], pt[LINK_B]
         if excluded and (la, lb) in excluded:
             continue
         pa = pads_a.get(la, 0.0) if pads_a else 0.0
         pb = pads_b.get(lb, 0.0) if pads_b else 0.0
-        d = pt[8] - pa - pb
+        d = pt[DIST] - pa - pb
         if best is None or d < bd:
             best, bd, ba, bb = pt, d, pa, pb
     return bd, best, ba, bb
@@ -113,49 +119,52 @@ def kernel_distances(core: QueryCore, rows: list, max_distance: float, pairs: li
                 if not pts:
                     append(max_distance)
                 elif len(pts) == 1:
-                    append(pts[0][8] - pad)
+                    append(pts[0][DIST] - pad)
                 else:
-                    append(min([pt[8] for pt in pts]) - pad)
+                    append(min([pt[DIST] for pt in pts]) - pad)
         return out
+    for (a, b, la, lb, search, pad, whole), pts in _points(core, rows, pairs):
+        if whole is not None:
+            append(_best(pts, whole, max_distance)[0])
+        elif not pts:
+            append(max_distance)
+        elif len(pts) == 1:
+            append(pts[0][DIST] - pad)
+        else:
+            append(min([pt[DIST] for pt in pts]) - pad)
+    return out
+
+
+def _points(core: QueryCore, rows: list, pairs: list) -> Iterator[tuple[tuple, tuple]]:
+    """Per configuration of ``rows`` (posed in turn) and per pair: (the pair's search tuple,
+    PyBullet's points)."""
+    client, gcp = core.client, p.getClosestPoints
     pose = poser(core)
     for row in rows:
         if pose is not None:
             pose(row)
-        for a, b, la, lb, search, pad, whole in pairs:
-            pts = gcp(a, b, search, la, lb, physicsClientId=client)
-            if whole is not None:
-                append(_best(pts, whole, max_distance)[0])
-            elif not pts:
-                append(max_distance)
-            elif len(pts) == 1:
-                append(pts[0][8] - pad)
-            else:
-                append(min([pt[8] for pt in pts]) - pad)
-    return out
+        for pr in pairs:
+            a, b, la, lb, search, _, _ = pr
+            yield pr, gcp(a, b, search, la, lb, physicsClientId=client)
 
 
 def kernel_closest(core: QueryCore, rows: list, max_distance: float) -> list[tuple]:
     """Flat list of (padded distance, point A, point B, normal, link A, link B, pad A, pad B)
     per (configuration, pair); points are PyBullet's (unpadded), NaN when nothing was found."""
-    client, gcp = core.client, p.getClosestPoints
-    pose = poser(core)
-    pairs = thresholds(core, max_distance)
+    pads = [(pad_a, pad_b) for *_, pad_a, pad_b, _w in core.pairs] * len(rows)
     out: list[tuple] = []
     append = out.append
-    for row in rows:
-        if pose is not None:
-            pose(row)
-        for (a, b, la, lb, search, pad, whole), (*_, pad_a, pad_b, _w) in zip(pairs, core.pairs):
-            pts = gcp(a, b, search, la, lb, physicsClientId=client)
-            if whole is not None:
-                d, best, pad_a, pad_b = _best(pts, whole, max_distance)
-            else:
-                best = (pts[0] if len(pts) == 1 else min(pts, key=lambda pt: pt[8])) if pts else None
-                d = best[8] - pad if best is not None else max_distance
-            if best is None:
-                append((max_distance, _NAN3, _NAN3, _NAN3, la, lb, 0.0, 0.0))
-            else:
-                append((d, best[5], best[6], best[7], best[3], best[4], pad_a, pad_b))
+    for ((a, b, la, lb, search, pad, whole), pts), (pad_a, pad_b) in zip(
+            _points(core, rows, thresholds(core, max_distance)), pads):
+        if whole is not None:
+            d, best, pad_a, pad_b = _best(pts, whole, max_distance)
+        else:
+            best = (pts[0] if len(pts) == 1 else min(pts, key=lambda pt: pt[DIST])) if pts else None
+            d = best[DIST] - pad if best is not None else max_distance
+        if best is None:
+            append((max_distance, _NAN3, _NAN3, _NAN3, la, lb, 0.0, 0.0))
+        else:
+            append((d, best[POS_A], best[POS_B], best[NORMAL], best[LINK_A], best[LINK_B], pad_a, pad_b))
     return out
 
 
@@ -175,7 +184,7 @@ def kernel_collision(core: QueryCore, rows: list, margin: float) -> list[bool]:
             pts = gcp(a, b, search, la, lb, physicsClientId=client)
             if not pts:
                 continue
-            d = _best(pts, whole, margin)[0] if whole is not None else min([pt[8] for pt in pts]) - pad
+            d = _best(pts, whole, margin)[0] if whole is not None else min([pt[DIST] for pt in pts]) - pad
             if d < margin:
                 hit = True
                 break
@@ -187,22 +196,15 @@ def kernel_links(core: QueryCore, rows: list, max_distance: float) -> list[tuple
     """Per (configuration, pair): a tuple of (link A, link B, padded distance), one per point
     PyBullet found within ``max_distance`` between allowed links (every link pair of a
     whole-body pair, not only the closest)."""
-    client, gcp = core.client, p.getClosestPoints
-    pose = poser(core)
-    pairs = thresholds(core, max_distance)
     out: list[tuple] = []
     append = out.append
-    for row in rows:
-        if pose is not None:
-            pose(row)
-        for a, b, la, lb, search, pad, whole in pairs:
-            pts = gcp(a, b, search, la, lb, physicsClientId=client)
-            if whole is None:
-                append(tuple((pt[3], pt[4], pt[8] - pad) for pt in pts))
-            else:
-                pads_a, pads_b, excluded = whole
-                append(tuple((pt[3], pt[4], pt[8] - pads_a.get(pt[3], 0.0) - pads_b.get(pt[4], 0.0))
-                             for pt in pts if (pt[3], pt[4]) not in excluded))
+    for (a, b, la, lb, search, pad, whole), pts in _points(core, rows, thresholds(core, max_distance)):
+        if whole is None:
+            append(tuple((pt[LINK_A], pt[LINK_B], pt[DIST] - pad) for pt in pts))
+        else:
+            pads_a, pads_b, excluded = whole
+            append(tuple((pt[LINK_A], pt[LINK_B], pt[DIST] - pads_a.get(pt[LINK_A], 0.0) - pads_b.get(pt[LINK_B], 0.0))
+                         for pt in pts if (pt[LINK_A], pt[LINK_B]) not in excluded))
     return out
 
 

@@ -46,6 +46,7 @@ import pybullet as p
 
 from ..errors import ShapeError, SimbenchError
 from .collision_world import facts, link_limits
+from .records import LinkState, dynamics_info
 
 EDGES_PER_BATCH = 64
 
@@ -93,11 +94,12 @@ class MotionBound:
         travel = {j: hi[k] - lo[k] for k, j in enumerate(rb.movable_indices)}
         states = p.getLinkStates(rb.id, list(range(len(f.joints))), computeForwardKinematics=1,
                                  physicsClientId=client)
-        origin = {i: np.array(s[4]) for i, s in enumerate(states)}
-        pos, orn = p.getBasePositionAndOrientation(rb.id, physicsClientId=client)
-        local = p.getDynamicsInfo(rb.id, -1, physicsClientId=client)[3:5]
-        inv = p.invertTransform(*local)
-        origin[-1] = np.array(p.multiplyTransforms(pos, orn, *inv)[0])
+        origin = {i: np.array(LinkState(*s).frame_position) for i, s in enumerate(states)}
+        pos, orn = p.getBasePositionAndOrientation(rb.id, physicsClientId=client)  # the base's inertial frame
+        info = dynamics_info(rb.id, -1, client)
+        inv = p.invertTransform(info.local_inertial_position, info.local_inertial_orientation)
+        base_pos, _ = p.multiplyTransforms(pos, orn, *inv)
+        origin[-1] = np.array(base_pos)
         lo_box, hi_box = (np.array(v) for v in p.getAABB(rb.id, link, physicsClientId=client))
         corners = np.array([[x, y, z] for x in (lo_box[0], hi_box[0]) for y in (lo_box[1], hi_box[1])
                             for z in (lo_box[2], hi_box[2])])

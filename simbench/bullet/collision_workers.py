@@ -57,13 +57,14 @@ def snapshot(client: int, bodies: dict[str, int]) -> list[tuple]:
     """Base pose and non-fixed joint positions of every body of ``client``."""
     import pybullet as p
 
+    from .records import JointState
     from .sync import movable_joints
 
     snap = []
     for bid in bodies.values():
         pos, orn = p.getBasePositionAndOrientation(bid, physicsClientId=client)
         idx = movable_joints(bid, client)
-        joints = tuple(s[0] for s in p.getJointStatesMultiDof(bid, idx, physicsClientId=client)) if idx else ()
+        joints = tuple(JointState(*s).position for s in p.getJointStatesMultiDof(bid, idx, physicsClientId=client)) if idx else ()
         snap.append((bid, pos, orn, tuple(idx), joints))
     return snap
 
@@ -72,11 +73,13 @@ def apply_snapshot(client: int, snap: list[tuple]) -> None:
     """Copy poses that differ (so an unmoved scene stays bit-for-bit as loaded)."""
     import pybullet as p
 
+    from .records import JointState
+
     for bid, pos, orn, idx, joints in snap:
         if p.getBasePositionAndOrientation(bid, physicsClientId=client) != (pos, orn):
             p.resetBasePositionAndOrientation(bid, pos, orn, physicsClientId=client)
         if idx:
-            now = tuple(s[0] for s in p.getJointStatesMultiDof(bid, list(idx), physicsClientId=client))
+            now = tuple(JointState(*s).position for s in p.getJointStatesMultiDof(bid, list(idx), physicsClientId=client))
             if now != joints:
                 p.resetJointStatesMultiDof(bid, list(idx), [list(v) for v in joints], physicsClientId=client)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pybullet as p
 
-from .records import joint_infos
+from .records import JointState, joint_infos
 from .scene import LoadedScene
 
 
@@ -134,7 +134,7 @@ class WorldSync:
         for bid in self.main.bodies.values():
             pos, orn = p.getBasePositionAndOrientation(bid, physicsClientId=main)
             idx = self._movable_of(bid)
-            joints = (tuple(s[0] for s in p.getJointStatesMultiDof(bid, idx, physicsClientId=main))
+            joints = (tuple(JointState(*s).position for s in p.getJointStatesMultiDof(bid, idx, physicsClientId=main))
                       if idx else ())
             old = self._snap.get(bid)
             if old is None or old[0] != pos or old[1] != orn:
