@@ -427,13 +427,15 @@ class CollisionDetector:
         workers = self.workers if workers is None else int(workers)
         if workers < 2:
             return
-        pool = self._ensure_pool(workers - 1)
-        if wait:
-            pool.wait_ready()
+        with self._lock:
+            pool = self._ensure_pool(workers - 1)
+            if wait:
+                pool.wait_ready()
 
     def close(self) -> None:
         """Stop the worker processes (the collision server itself belongs to the caller)."""
-        self._close_pool()
+        with self._lock:
+            self._close_pool()
 
     def __enter__(self) -> "CollisionDetector":
         return self
