@@ -43,6 +43,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     model = RobotModel.from_urdf(args.urdf, package_map=args.package or None,
                                  xacro_args=args.xacro_arg or None)
     print(model.summary())
+    if getattr(args, "collision", False):  # the sampled self-collision matrix (cached per file)
+        from .bullet.collision_sampling import robot_matrix
+
+        print(robot_matrix(args.urdf).table())
     return 0
 
 
@@ -84,6 +88,8 @@ def build_parser() -> ArgumentParser:
                                         "paths tried, constructs PyBullet refuses, reversed limits).")
     p_info.add_argument("urdf", help="a URDF or xacro path, pybullet_data:NAME or simbench:NAME "
                                      "(e.g. pybullet_data:kuka_iiwa/model.urdf)")
+    p_info.add_argument("--collision", action="store_true",
+                        help="also print the sampled self-collision matrix (MoveIt-like defaults)")
     p_info.set_defaults(func=cmd_info)
 
     p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")

@@ -33,7 +33,7 @@ def seed():
 @pytest.fixture(scope="module")
 def kuka_self():
     loaded = load("kuka_self.toml")
-    pairs = self_collision_pairs(loaded, "robot") + robot_vs_world(loaded)
+    pairs = self_collision_pairs(loaded, "robot", disabled=None) + robot_vs_world(loaded)
     det = CollisionDetector(loaded, pairs)
     yield loaded, det
     det.close()
@@ -48,8 +48,8 @@ def per_joint_reset(loaded, body, q_by_name):
 
 def direct_closest(ref, a, b, max_distance):
     """min-distance point of getClosestPoints(a, b) on the reference client (raw tuple) or None."""
-    ia, la = ref.link(a.body, a.link)
-    ib, lb = ref.link(b.body, b.link)
+    ia, la = (ref.bodies[a.body], -2) if a.whole_body else ref.link(a.body, a.link)
+    ib, lb = (ref.bodies[b.body], -2) if b.whole_body else ref.link(b.body, b.link)
     pts = p.getClosestPoints(ia, ib, max_distance, linkIndexA=la, linkIndexB=lb, physicsClientId=ref.client)
     return min(pts, key=lambda pt: pt[8]) if pts else None
 
@@ -57,7 +57,7 @@ def direct_closest(ref, a, b, max_distance):
 # ---------------------------------------------------------------------- the seed scenario
 def test_seed_scenario_equals_direct_getclosestpoints(seed):
     loaded, ref = seed
-    det = CollisionDetector(loaded.client, loaded.bodies, SEED_PAIRS)  # the seed's call form
+    det = CollisionDetector(loaded.client, SEED_PAIRS, bodies=loaded.bodies)  # the seed's raw client form
     assert det.joint_names == loaded.robot.model.joint_names
     rng = np.random.default_rng(4)
     n_near = 0
@@ -70,7 +70,9 @@ def test_seed_scenario_equals_direct_getclosestpoints(seed):
             expected = 1.0 if pt is None else pt[8]
             n_near += pt is not None
             assert abs(d[k] - expected) <= 1e-12
-            assert cps[k].a == a and cps[k].b == b and cps[k].distance == d[k]
+            # a whole-body object: the result names the link where the closest point lies
+            b_link = b if pt is None else NamedCollisionObject(b.body, ref.body(b.body).link_names[pt[4] + 1])
+            assert cps[k].a == a and cps[k].b == b_link and cps[k].distance == d[k]
             if pt is not None:
                 np.testing.assert_allclose(cps[k].point_a, pt[5], atol=1e-12)
                 np.testing.assert_allclose(cps[k].point_b, pt[6], atol=1e-12)
@@ -113,7 +115,7 @@ def test_main_server_untouched():
                     [p.getBasePositionAndOrientation(b, physicsClientId=main) for b in pair.main.bodies.values()])
 
         before = state()
-        det = CollisionDetector(pair, SEED_PAIRS + self_collision_pairs(pair, "robot"))
+        det = CollisionDetector(pair, SEED_PAIRS + self_collision_pairs(pair, "robot", disabled=None))
         Q = pair.main.robot.model.random_configuration(1, 40)
         det.compute_distances(Q)
         det.closest_points(Q[0])
@@ -176,7 +178,7 @@ def test_fixed_joint_mid_chain_and_dict_q():
     loaded, ref = load("chain_fixed.toml"), load("chain_fixed.toml")
     try:
         arm = loaded.body("arm")
-        pairs = self_collision_pairs(loaded, "arm") + robot_vs_world(loaded)
+        pairs = self_collision_pairs(loaded, "arm", disabled=None) + robot_vs_world(loaded)
         det = CollisionDetector(loaded, pairs)
         assert det.robot_name == "arm" and det.joint_names == ("j1", "j2", "j3", "j4") == arm.model.joint_names
         rng = np.random.default_rng(2)
@@ -200,9 +202,9 @@ def test_pair_builders_adjacency_across_fixed_joint_and_empty_link():
         adj = {tuple(sorted(x)) for x in adjacent_links(loaded, "arm")}
         assert adj == {("arm1", "base"), ("base", "tool1"), ("arm1", "tool1"), ("arm1", "arm2"),
                        ("arm2", "tool1"), ("arm2", "wrist"), ("hand", "wrist"), ("arm2", "hand")}
-        pairs = {(a.link, b.link) for a, b in self_collision_pairs(loaded, "arm")}
+        pairs = {(a.link, b.link) for a, b in self_collision_pairs(loaded, "arm", disabled=None)}
         assert pairs == {("base", "arm2"), ("base", "hand"), ("arm1", "hand"), ("tool1", "hand")}
-        everything = {(a.link, b.link) for a, b in self_collision_pairs(loaded, "arm", exclude_adjacent=False)}
+        everything = {(a.link, b.link) for a, b in self_collision_pairs(loaded, "arm", exclude_adjacent=False, disabled=None)}
         assert len(everything) == 9  # 5 links with geometry, minus the rigid arm1-tool1 pair
         assert [o.link for o in all_links(loaded, "arm")] == ["base", "arm1", "tool1", "arm2", "hand"]
         assert len(all_links(loaded, "arm", with_geometry=False)) == 6
@@ -210,7 +212,7 @@ def test_pair_builders_adjacency_across_fixed_joint_and_empty_link():
         assert ("arm/hand", "post/box_link") in world and not any(a == "arm/base" for a, _ in world)
         assert len(world) == 8
         # a Scene (not loaded) works too, loaded into a temporary server
-        assert len(self_collision_pairs(Scene.from_toml(SCENES / "chain_fixed.toml"), "arm")) == 4
+        assert len(self_collision_pairs(Scene.from_toml(SCENES / "chain_fixed.toml"), "arm", disabled=None)) == 4
     finally:
         p.disconnect(physicsClientId=loaded.client)
 
@@ -218,7 +220,7 @@ def test_pair_builders_adjacency_across_fixed_joint_and_empty_link():
 # ---------------------------------------------------------------------- disabled pairs, SRDF, sampling
 def test_disabled_pairs_and_srdf(tmp_path, seed):
     loaded, _ = seed
-    pairs = self_collision_pairs(loaded, "robot") + SEED_PAIRS
+    pairs = self_collision_pairs(loaded, "robot", disabled=None) + SEED_PAIRS
     det = CollisionDetector(loaded, pairs, disabled=[("lbr_iiwa_link_0", "lbr_iiwa_link_2"),
                                                      (LINK7, "cube2"), ("cube3", "lbr_iiwa_link_7")])
     names = det.pair_names
@@ -244,7 +246,7 @@ def test_sampling_tool_writes_srdf(tmp_path):
         rep = sample_disabled_pairs(loaded, "arm", n=400, seed=1, always_fraction=0.02)
         assert rep.samples == 400 and rep.configurations.shape == (400, 4)
         assert set(rep.adjacent) == {tuple(sorted(x)) for x in adjacent_links(loaded, "arm")}
-        sampled = {(a.link, b.link) for a, b in self_collision_pairs(loaded, "arm")}
+        sampled = {(a.link, b.link) for a, b in self_collision_pairs(loaded, "arm", disabled=None)}
         assert set(rep.fraction) == sampled
         # independent fractions: direct getClosestPoints on the same samples
         hits = dict.fromkeys(sampled, 0)
@@ -262,9 +264,9 @@ def test_sampling_tool_writes_srdf(tmp_path):
         back = read_srdf_disabled(path)
         assert len(back) == len(rep.adjacent) + len(rep.always) + len(rep.never)
         assert {(e.link1, e.link2) for e in back if e.reason == "Never"} == set(rep.never)
-        kept = CollisionDetector(loaded, self_collision_pairs(loaded, "arm"), disabled=path)
+        kept = CollisionDetector(loaded, self_collision_pairs(loaded, "arm", disabled=None), disabled=path)
         assert kept.pairs == []
-        kept = CollisionDetector(loaded, self_collision_pairs(loaded, "arm"), disabled=rep.disabled()[:-1])
+        kept = CollisionDetector(loaded, self_collision_pairs(loaded, "arm", disabled=None), disabled=rep.disabled()[:-1])
         assert len(kept.pairs) == 1
     finally:
         for x in (loaded, ref):
@@ -279,7 +281,7 @@ def test_error_messages(seed):
     with pytest.raises(UnknownNameError, match=r"unknown link 'lbr_iiwa_link_8'.*did you mean.*lbr_iiwa_link_"):
         CollisionDetector(loaded, [(NamedCollisionObject("robot", "lbr_iiwa_link_8"), "ground")])
     with pytest.raises(UnknownNameError, match="cube1"):
-        CollisionDetector(loaded.client, loaded.bodies, [(LINK7, "cube11")])
+        CollisionDetector(loaded.client, [(LINK7, "cube11")], bodies=loaded.bodies)
     det = CollisionDetector(loaded, SEED_PAIRS)
     order = r"lbr_iiwa_joint_1', 'lbr_iiwa_joint_2', .*'lbr_iiwa_joint_7'"
     with pytest.raises(ShapeError, match=r"shape \(6,\).*expected \(7,\).*" + order):
@@ -295,7 +297,7 @@ def test_error_messages(seed):
     with pytest.raises(SimbenchError, match="workers"):
         det.compute_distances(np.zeros((3, 7)), workers=0)
     with pytest.raises(SimbenchError, match="LoadedScene"):
-        CollisionDetector(loaded.client, loaded.bodies, SEED_PAIRS).compute_distances(np.zeros((3, 7)), workers=2)
+        CollisionDetector(loaded.client, SEED_PAIRS, bodies=loaded.bodies).compute_distances(np.zeros((3, 7)), workers=2)
 
 
 # ---------------------------------------------------------------------- GUI helper (headless here)

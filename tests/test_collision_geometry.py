@@ -123,7 +123,7 @@ def test_sphere_box_face_and_corner(loaded):
 
 def test_padding_and_saturation(loaded):
     q = np.array([2.6, 0.0, 1.0])  # 0.1 clear of the sphere
-    det = CollisionDetector(loaded, [("ball", "sphere"), (NamedCollisionObject("ball", "ball"), "sphere")],
+    det = CollisionDetector(loaded, [(("ball", None), "sphere"), (NamedCollisionObject("ball", "ball"), "sphere")],
                             robot="ball", padding={"sphere": 0.03, NamedCollisionObject("ball", "ball"): 0.05})
     d = det.compute_distances(q)
     # ("ball", None) is the geometry-less base link: nothing found, saturates at max_distance
@@ -138,7 +138,7 @@ def test_padding_and_saturation(loaded):
     assert det.compute_distances(q, max_distance=0.01)[1] == 0.01
     # a link key beats a body key; a link with itself is refused
     det3 = CollisionDetector(loaded, [(NamedCollisionObject("ball", "ball"), "sphere")], robot="ball",
-                             padding={NamedCollisionObject("sphere"): 0.01, "sphere": 0.5})
+                             padding={NamedCollisionObject("sphere", None): 0.01, "sphere": 0.5})
     assert abs(det3.compute_distances(q)[0] - 0.09) < TOL
     with pytest.raises(SimbenchError, match="itself"):
         CollisionDetector(loaded, [("sphere", "sphere")], robot="ball")
@@ -147,3 +147,46 @@ def test_padding_and_saturation(loaded):
     # a number pads every link of the robot only
     det2 = CollisionDetector(loaded, [(NamedCollisionObject("ball", "ball"), "sphere")], robot="ball", padding=0.04)
     assert abs(det2.compute_distances(q)[0] - 0.06) < TOL
+
+
+# ---------------------------------------------------------------------- bad distances, zero-DOF robots
+def test_negative_max_distance_is_one_clear_error(loaded):
+    det = CollisionDetector(loaded, [(NamedCollisionObject("ball", "ball"), "sphere")], robot="ball")
+    q = np.array([2.6, 0.0, 1.0])
+    for call in (det.compute_distances, det.closest_points, det.closest_point_arrays):
+        with pytest.raises(SimbenchError) as err:
+            call(q, max_distance=-0.5)
+        msg = str(err.value)
+        assert "max_distance = -0.5" in msg and ">= 0" in msg and "\n" not in msg
+    assert det.in_collision(q, margin=-0.05) is False  # a negative margin stays allowed
+
+
+def test_robot_without_movable_joints_in_every_query_form(tmp_path):
+    """Two fixed boxes (half extents 0.2 0.3 0.4) 1 m apart along x: the faces are 0.6 m apart."""
+    box = str(ASSETS_DIR / "urdf" / "shapes" / "box.urdf")
+    scene = Scene.from_dict({"robot": "a", "body": [{"name": "a", "urdf": box, "fixed_base": True},
+                                                   {"name": "b", "urdf": box, "position": [1, 0, 0],
+                                                    "fixed_base": True}]})
+    client = p.connect(p.DIRECT)
+    try:
+        loaded0 = scene.load(client)
+        det = CollisionDetector(loaded0, [("a", "b")], workers=2)
+        assert det.dof == 0 and det.joint_names == ()
+        gap = 1.0 - 0.4
+        for q in (np.zeros(0), [], None):
+            assert abs(det.compute_distances(q)[0] - gap) < TOL
+            rec = det.closest_points(q)[0]
+            assert abs(rec.distance - gap) < TOL and rec.a.link == "box_link" and rec.b.body == "b"
+            arr = det.closest_point_arrays(q)
+            assert abs(arr["point_a"][0][0] - 0.2) < TOL and abs(arr["point_b"][0][0] - 0.8) < TOL
+            assert det.in_collision(q) is False and det.in_collision(q, margin=0.7) is True
+            assert det.colliding_pairs(q, margin=0.7) == det.pairs and det.colliding_pairs(q) == []
+        Q = np.zeros((5, 0))
+        d = det.compute_distances(Q, workers=2)
+        assert d.shape == (5, 1) and np.allclose(d, gap, atol=TOL)
+        assert np.asarray(det.in_collision(Q)).shape == (5,)
+        assert det.closest_point_arrays(np.zeros((2, 3, 0)))["distance"].shape == (2, 3, 1)
+        assert len(det.closest_points([[], []])) == 2
+        det.close()
+    finally:
+        p.disconnect(physicsClientId=client)

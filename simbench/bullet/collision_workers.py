@@ -1,69 +1,112 @@
-"""Worker processes for batched collision queries.
+"""Worker processes for batched collision queries, built from plain data.
 
 ``workers=k`` splits a batch into chunks that ``k`` processes take as they become free: the
 calling process itself and ``k - 1`` helper processes (started once per detector and kept;
-``CollisionDetector.close()`` stops them). Each helper opens its own DIRECT server and loads
-the detector's scene into it (so body ids and link indices are the same) and runs the very
-same kernel functions, so results equal the one-at-a-time results exactly. At the start of
-every batch the helpers copy the base poses of all bodies and the joint positions of the
-non-robot bodies from the caller's collision server, so moved obstacles are seen.
+``CollisionDetector.close()``, dropping the detector, or the end of the interpreter stops them).
+Each helper opens its own DIRECT server, loads the scene into it with the same body ids, and
+runs the very same loops (:mod:`simbench.bullet.collision_kernels`) on a
+:class:`~simbench.bullet.collision_kernels.QueryCore`, so results equal the one-at-a-time
+results exactly. At the start of every batch the helpers copy the base poses and joint
+positions of all bodies from the caller's collision server, so moved obstacles are seen.
 
-Helpers are forked on Linux (fast: about 0.1 s to a ready helper) unless this process has a
-PyBullet GUI open, in which case they are spawned (about 0.5 s; scripts then need the usual
+A helper that does not answer within ``timeout`` seconds (default 60; the detector's
+``worker_timeout``) is reported by name in a warning, killed and replaced; its chunks are done
+again, so a frozen helper delays a batch by the timeout but never hangs it.
+
+Helpers are forked on Linux (about 0.1 s to a ready helper) unless this process has a PyBullet
+GUI open, in which case they are spawned (about 0.5 s; scripts then need the usual
 ``if __name__ == "__main__":`` guard). The helpers' servers are fresh either way.
 """
 from __future__ import annotations
 
-import atexit
+import logging
 import multiprocessing as mp
 import os
 import sys
+import time
 import traceback
 import weakref
 from collections import deque
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import SimbenchError
+from .collision_kernels import KERNELS, QueryCore
 
-CHUNK = 128      # configurations per chunk (about 8 ms of work for the seed query)
-DEPTH = 3        # chunks queued ahead per helper
+logger = logging.getLogger(__name__)
+
+CHUNK = 128             # configurations per chunk (about 8 ms of work for the seed query)
+DEPTH = 3               # chunks queued ahead per helper
+DEFAULT_TIMEOUT = 60.0  # seconds a helper may take to answer before it is replaced
+PROGRESS_MIN = 100_000  # batches at least this large show a progress bar
 
 
-def _snapshot(client: int, bodies: dict[str, int], robot: str) -> list[tuple]:
+class WorkerSpec(NamedTuple):
+    """What a helper needs: the scene, the body ids it must reproduce, and the query core
+    (whose client is replaced by the helper's own)."""
+
+    scene: Any
+    bodies: dict[str, int]
+    core: QueryCore
+
+
+# ---------------------------------------------------------------------- world state copies
+def snapshot(client: int, bodies: dict[str, int]) -> list[tuple]:
+    """Base pose and non-fixed joint positions of every body of ``client``."""
     import pybullet as p
 
+    from .records import JointState
+    from .sync import movable_joints
+
     snap = []
-    for name, bid in bodies.items():
+    for bid in bodies.values():
         pos, orn = p.getBasePositionAndOrientation(bid, physicsClientId=client)
-        joints: tuple = ()
-        if name != robot:
-            idx = [j for j in range(p.getNumJoints(bid, physicsClientId=client))
-                   if p.getJointInfo(bid, j, physicsClientId=client)[2] in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC)]
-            if idx:
-                joints = (tuple(idx), tuple(s[0] for s in p.getJointStates(bid, idx, physicsClientId=client)))
-        snap.append((bid, pos, orn, joints))
+        idx = movable_joints(bid, client)
+        joints = tuple(JointState(*s).position for s in p.getJointStatesMultiDof(bid, idx, physicsClientId=client)) if idx else ()
+        snap.append((bid, pos, orn, tuple(idx), joints))
     return snap
 
 
-def _apply_snapshot(client: int, snap: list[tuple]) -> None:
+def apply_snapshot(client: int, snap: list[tuple]) -> None:
     """Copy poses that differ (so an unmoved scene stays bit-for-bit as loaded)."""
     import pybullet as p
 
-    for bid, pos, orn, joints in snap:
+    from .records import JointState
+
+    for bid, pos, orn, idx, joints in snap:
         if p.getBasePositionAndOrientation(bid, physicsClientId=client) != (pos, orn):
             p.resetBasePositionAndOrientation(bid, pos, orn, physicsClientId=client)
-        if joints:
-            idx, values = joints
-            now = tuple(s[0] for s in p.getJointStates(bid, list(idx), physicsClientId=client))
-            if now != values:
-                p.resetJointStatesMultiDof(bid, list(idx), [[v] for v in values], physicsClientId=client)
+        if idx:
+            now = tuple(JointState(*s).position for s in p.getJointStatesMultiDof(bid, list(idx), physicsClientId=client))
+            if now != joints:
+                p.resetJointStatesMultiDof(bid, list(idx), [list(v) for v in joints], physicsClientId=client)
 
 
-def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple,
-                 inherited: tuple[int, ...] = ()) -> None:
+def load_with_ids(scene: Any, bodies: dict[str, int], client: int) -> dict[str, int]:
+    """Load the bodies of ``scene`` named in ``bodies`` into a fresh client so that each gets
+    the id it has in ``bodies`` (ids freed by removed bodies are filled with empty bodies,
+    removed again at the end). Returns the ids obtained."""
+    import pybullet as p
+
+    from .scene import Scene
+
+    by_id = {bid: name for name, bid in bodies.items()}
+    got, fillers = {}, []
+    for bid in range(max(by_id, default=-1) + 1):
+        if bid in by_id:
+            one = Scene((scene.body(by_id[bid]),), gravity=scene.gravity, source=scene.source)
+            got.update(one.load(client).bodies)
+        else:
+            fillers.append(p.createMultiBody(baseMass=0, physicsClientId=client))
+    for f in fillers:
+        p.removeBody(f, physicsClientId=client)
+    return got
+
+
+# ---------------------------------------------------------------------- the helper process
+def _helper_main(conn: Any, spec: WorkerSpec, inherited: tuple[int, ...] = ()) -> None:
     """Loop of one helper process: load the scene, then answer chunks until told to stop.
 
     ``inherited``: the caller's pipe ends that a forked child inherits; closing them lets the
@@ -76,14 +119,12 @@ def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple
     try:
         import pybullet as p
 
-        from .collision import KERNELS
-
         client = p.connect(p.DIRECT)
-        loaded = scene.load(client)
-        if loaded.bodies != bodies:
-            conn.send(("error", -1, f"body ids differ in the worker: {loaded.bodies} vs {bodies}"))
+        got = load_with_ids(spec.scene, spec.bodies, client)
+        if got != spec.bodies:
+            conn.send(("error", -1, f"body ids differ in the worker: {got} vs {spec.bodies}"))
             return
-        core = (client,) + tuple(core_rest)
+        core = spec.core._replace(client=client)
         conn.send(("ready", -1, None))
     except BaseException:
         conn.send(("error", -1, traceback.format_exc()))
@@ -98,9 +139,9 @@ def _helper_main(conn: Any, scene: Any, bodies: dict[str, int], core_rest: tuple
         tag, ci, payload, kind, arg = msg
         try:
             if tag == "sync":
-                _apply_snapshot(client, payload)
+                apply_snapshot(client, payload)
                 continue
-            res = KERNELS[kind](core, payload.tolist(), arg)
+            res = KERNELS[kind](core, payload[:, :, None].tolist(), arg)
             conn.send(("result", ci, res))
         except BaseException:
             conn.send(("error", ci, traceback.format_exc()))
@@ -130,156 +171,193 @@ def start_method() -> str:
     return "fork"
 
 
+_parent_ends: "weakref.WeakSet[Any]" = weakref.WeakSet()  # our ends of all helper pipes
+_counter = [0]
+
+
 class _Helper:
-    def __init__(self, ctx: Any, args: tuple):
+    def __init__(self, ctx: Any, spec: WorkerSpec):
         self.conn, child = ctx.Pipe(duplex=True)
         inherited: tuple[int, ...] = ()
         _parent_ends.add(self.conn)
         if ctx.get_start_method() == "fork":
             inherited = tuple(c.fileno() for c in list(_parent_ends) if not c.closed)
-        self.proc = ctx.Process(target=_helper_main, args=(child,) + args + (inherited,), daemon=True)
+        _counter[0] += 1
+        self.number = _counter[0]
+        self.proc = ctx.Process(target=_helper_main, args=(child, spec, inherited), daemon=True,
+                                name=f"simbench-collision-worker-{self.number}")
         self.proc.start()
         child.close()
         self.ready = False
         self.done = 0  # chunks answered (over the helper's life)
         self.inflight: deque[int] = deque()
+        self.since = time.monotonic()  # last sign of life while work was pending
+
+    @property
+    def name(self) -> str:
+        return f"collision worker {self.number} (pid {self.proc.pid})"
+
+    def stop(self, kill: bool = False) -> None:
+        if not kill:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            self.proc.join(timeout=2)
+        if self.proc.is_alive():
+            self.proc.kill()  # SIGKILL also ends a stopped (SIGSTOP) process
+            self.proc.join(timeout=2)
+        self.conn.close()
+        _parent_ends.discard(self.conn)
+
+
+def _shutdown(helpers: list[_Helper]) -> None:
+    for h in helpers:
+        try:
+            h.conn.send(None)
+        except (OSError, ValueError):
+            pass
+    for h in list(helpers):
+        h.stop()
+    helpers.clear()
 
 
 class WorkerPool:
-    """Helper processes of one detector (see the module docstring)."""
+    """Helper processes for one detector (see the module docstring)."""
 
-    def __init__(self, detector: Any, n_helpers: int):
-        scene = detector.scene
-        if scene is None:
-            raise SimbenchError("workers > 1 need a detector built from a LoadedScene (or ServerPair): "
-                                "the workers load the same scene into their own servers")
-        ctx = mp.get_context(start_method())
-        _, robot, indices, pairs = detector._core
-        args = (scene, dict(detector.bodies), (robot, list(indices), list(pairs)))
-        self.helpers = [_Helper(ctx, args) for _ in range(n_helpers)]
-        _live.add(self)
+    def __init__(self, spec: WorkerSpec, n_helpers: int, timeout: float = DEFAULT_TIMEOUT):
+        self.spec, self.timeout = spec, float(timeout)
+        self._ctx = mp.get_context(start_method())
+        self.helpers: list[_Helper] = [_Helper(self._ctx, spec) for _ in range(n_helpers)]
+        self.replaced: list[str] = []  #: names of the helpers replaced after a timeout
+        self._finalizer = weakref.finalize(self, _shutdown, self.helpers)  # on GC and at exit
 
-    def grow(self, detector: Any, n_helpers: int) -> None:
-        if n_helpers > len(self.helpers):
-            extra = WorkerPool(detector, n_helpers - len(self.helpers))
-            _live.discard(extra)
-            self.helpers += extra.helpers
+    def grow(self, n_helpers: int) -> None:
+        while len(self.helpers) < n_helpers:
+            self.helpers.append(_Helper(self._ctx, self.spec))
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        """Block until every helper has loaded its scene."""
-        import time
+    def _replace(self, h: _Helper, why: str) -> _Helper:
+        logger.warning("%s %s; replaced by a new worker", h.name, why)
+        self.replaced.append(h.name)
+        h.stop(kill=True)
+        new = _Helper(self._ctx, self.spec)
+        self.helpers[self.helpers.index(h)] = new
+        return new
 
-        end = time.monotonic() + timeout
-        for h in self.helpers:
-            while not h.ready:
-                if not h.conn.poll(max(0.0, end - time.monotonic())):
-                    raise SimbenchError(f"a collision worker was not ready after {timeout} s")
-                try:
-                    tag, _, payload = h.conn.recv()
-                except (EOFError, OSError):
-                    raise SimbenchError(f"a collision worker process died (exit code {h.proc.exitcode})") from None
-                if tag == "error":
-                    raise SimbenchError(f"a collision worker failed:\n{payload}")
-                h.ready = tag == "ready"
+    def _receive(self, h: _Helper) -> tuple:
+        try:
+            return h.conn.recv()
+        except (EOFError, OSError):
+            raise SimbenchError(f"{h.name} died (exit code {h.proc.exitcode})") from None
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Block until every helper has loaded its scene; a helper not ready within
+        ``timeout`` (default: the pool's) is replaced once, then reported as an error."""
+        timeout = self.timeout if timeout is None else float(timeout)
+        for k in range(len(self.helpers)):
+            for attempt in range(2):
+                h = self.helpers[k]
+                end = time.monotonic() + timeout
+                while not h.ready and h.conn.poll(max(0.0, end - time.monotonic())):
+                    tag, _, payload = self._receive(h)
+                    if tag == "error":
+                        raise SimbenchError(f"{h.name} failed:\n{payload}")
+                    h.ready = tag == "ready"
+                if h.ready:
+                    break
+                if attempt == 1:
+                    raise SimbenchError(f"{h.name} was not ready after {timeout} s")
+                self._replace(h, f"was not ready after {timeout} s")
 
     def close(self) -> None:
-        for h in self.helpers:
+        self._finalizer()
+
+    # ------------------------------------------------------------------ one batch
+    def run(self, kind: str, flat: np.ndarray, arg: float, local: QueryCore, snap: list, n_helpers: int,
+            bar: Any = None) -> list:
+        """Run kernel ``kind`` on configurations ``flat`` (n, dof) with this process (on
+        ``local``) and ``n_helpers`` helpers; the flat result list in input order."""
+        self.grow(n_helpers)
+        n = flat.shape[0]
+        size = max(1, min(CHUNK, -(-n // (4 * (n_helpers + 1)))))
+        starts = list(range(0, n, size))
+        results: list[Any] = [None] * len(starts)
+        todo = deque(range(len(starts)))
+        active = self.helpers[:n_helpers]
+        for h in active:
+            h.conn.send(("sync", -1, snap, kind, arg))
+
+        def feed(h: _Helper) -> None:
+            while h.ready and len(h.inflight) < DEPTH and todo:
+                ci = todo.popleft()
+                if not h.inflight:
+                    h.since = time.monotonic()
+                h.inflight.append(ci)
+                h.conn.send(("run", ci, flat[starts[ci]:starts[ci] + size], kind, arg))
+
+        def done(ci: int, payload: list) -> None:
+            results[ci] = payload
+            if bar is not None:
+                bar.update(min(size, n - starts[ci]))
+
+        def service(h: _Helper) -> None:
             try:
-                h.conn.send(None)
-            except (OSError, ValueError, BrokenPipeError):
-                pass
-        for h in self.helpers:
-            h.proc.join(timeout=2)
-            if h.proc.is_alive():
-                h.proc.terminate()
-                h.proc.join(timeout=1)
-            h.conn.close()
-            _parent_ends.discard(h.conn)
-        self.helpers = []
-        _live.discard(self)
-
-
-_live: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()
-_parent_ends: "weakref.WeakSet[Any]" = weakref.WeakSet()  # our ends of all helper pipes
-
-
-@atexit.register
-def _close_all() -> None:
-    for pool in list(_live):
-        pool.close()
-
-
-def run_parallel(detector: Any, kind: str, flat: np.ndarray, arg: float, workers: int) -> list:
-    """Run kernel ``kind`` on configurations ``flat`` (n, dof) with ``workers`` processes;
-    the flat result list in input order (as the kernel returns it for the whole batch)."""
-    from .collision import KERNELS
-
-    if detector._pool is None:
-        detector._pool = WorkerPool(detector, workers - 1)
-    else:
-        detector._pool.grow(detector, workers - 1)
-    helpers = detector._pool.helpers[:workers - 1]
-    n = flat.shape[0]
-    size = max(1, min(CHUNK, -(-n // (4 * workers))))
-    starts = list(range(0, n, size))
-    results: list[Any] = [None] * len(starts)
-    snap = _snapshot(detector.client, detector.bodies, detector.robot_name)
-    for h in helpers:
-        h.conn.send(("sync", -1, snap, kind, arg))
-    state = {"next": 0}
-    by_conn = {h.conn: h for h in helpers}
-
-    def feed(h: _Helper) -> None:
-        while h.ready and len(h.inflight) < DEPTH and state["next"] < len(starts):
-            ci = state["next"]
-            state["next"] += 1
-            s = starts[ci]
-            h.inflight.append(ci)
-            h.conn.send(("run", ci, flat[s:s + size], kind, arg))
-
-    def service(conns: list) -> None:
-        for conn in conns:
-            h = by_conn[conn]
-            try:
-                tag, ci, payload = conn.recv()
-            except (EOFError, OSError):
-                raise SimbenchError(f"a collision worker process died (exit code {h.proc.exitcode})") from None
+                tag, ci, payload = h.conn.recv()
+            except (EOFError, OSError):  # the helper died: do its chunks again elsewhere
+                k = active.index(h)
+                todo.extendleft(reversed(h.inflight))
+                active[k] = self._replace(h, f"died (exit code {h.proc.exitcode})")
+                active[k].conn.send(("sync", -1, snap, kind, arg))
+                return
+            h.since = time.monotonic()
             if tag == "ready":
                 h.ready = True
             elif tag == "result":
                 if not h.inflight or h.inflight[0] != ci:
-                    raise SimbenchError("collision worker answered out of order")  # cannot happen
+                    raise SimbenchError(f"{h.name} answered out of order")  # cannot happen
                 h.inflight.popleft()
                 h.done += 1
-                results[ci] = payload
+                done(ci, payload)
             else:
-                detector.close()
-                raise SimbenchError(f"a collision worker failed:\n{payload}")
+                raise SimbenchError(f"{h.name} failed:\n{payload}")
             feed(h)
 
-    try:
-        for h in helpers:
+        def check_deadlines() -> None:
+            now = time.monotonic()
+            for k, h in enumerate(active):
+                if (h.inflight or not h.ready) and now - h.since > self.timeout:
+                    todo.extendleft(reversed(h.inflight))
+                    state = "did not answer" if h.ready else "was not ready"
+                    new = self._replace(h, f"{state} within {self.timeout:g} s")
+                    new.conn.send(("sync", -1, snap, kind, arg))
+                    active[k] = new
+
+        for h in active:
             feed(h)
         while True:
-            ready = [h.conn for h in helpers if h.conn.poll()]
-            if ready:
-                service(ready)
-                continue
-            if state["next"] < len(starts):  # do a chunk here, in the calling process
-                ci = state["next"]
-                state["next"] += 1
+            by_conn = {h.conn: h for h in active}
+            for conn in [c for c in by_conn if c.poll()]:
+                service(by_conn[conn])
+            by_conn = {h.conn: h for h in active}
+            if todo:  # do a chunk here, in the calling process
+                ci = todo.popleft()
                 s = starts[ci]
-                results[ci] = KERNELS[kind](detector._core, flat[s:s + size].tolist(), arg)
+                done(ci, KERNELS[kind](local, flat[s:s + size, :, None].tolist(), arg))
+                check_deadlines()
                 continue
-            pending = [h.conn for h in helpers if h.inflight]
-            if not pending:
+            if not any(h.inflight for h in active) and all(r is not None for r in results):
                 break
-            service(wait(pending))
-    except BaseException:
-        # a half-finished batch leaves answers in the pipes: drop these helpers
-        detector.close()
-        raise
-    out: list = []
-    for r in results:
-        out.extend(r)
-    return out
+            waiting = [h for h in active if h.inflight or not h.ready]
+            deadline = min(h.since for h in waiting) + self.timeout
+            ready = wait([h.conn for h in waiting], timeout=max(0.0, deadline - time.monotonic()) + 1e-3)
+            for conn in ready:
+                service(by_conn[conn])
+            check_deadlines()
+        out: list = []
+        for r in results:
+            out.extend(r)
+        return out
+
+
+__all__ = ["WorkerPool", "WorkerSpec", "snapshot", "apply_snapshot", "load_with_ids", "start_method",
+           "CHUNK", "DEFAULT_TIMEOUT", "PROGRESS_MIN"]

@@ -107,6 +107,53 @@ class ServerPair:
         return (f"ServerPair(main={self.main.client} ({'GUI' if self.gui else 'DIRECT'}), "
                 f"collision={self.collision.client}, bodies={self.bodies})")
 
+    # ------------------------------------------------------------------ one world (see bullet/sync.py)
+    def world_sync(self) -> Any:
+        """The :class:`~simbench.bullet.sync.WorldSync` that keeps the collision server at the
+        main world's state (created on first use)."""
+        ws = self.__dict__.get("_world_sync_state")
+        if ws is None:
+            import weakref
+
+            from .sync import WorldSync, forget_client
+
+            ws = self.__dict__["_world_sync_state"] = WorldSync(self.main, self.collision)
+            weakref.finalize(self, forget_client, self.collision.client, ws.state)
+        return ws
+
+    def mark_changed(self) -> None:
+        """Tell the collision server that the main world changed (a step, a teleport, joints
+        written, ...): the next query of a synced detector reads it first. Cheap: call it after
+        every change."""
+        ws = self.__dict__.get("_world_sync_state")
+        if ws is not None:
+            ws.dirty = True
+
+    def sync(self) -> None:
+        """Copy the main world's base poses and joint positions to the collision server now
+        (for users who drive PyBullet's main server directly)."""
+        self.world_sync().sync()
+
+    def detector(self, pairs: Any, **kwargs: Any) -> Any:
+        """A :class:`~simbench.bullet.collision.CollisionDetector` on the collision server that
+        syncs with the main world before each query (``kwargs`` as for the detector)."""
+        from .collision import CollisionDetector
+
+        return CollisionDetector(self, pairs, **kwargs)
+
+    def add_body(self, spec: Any) -> int:
+        """Load a body (a ``BodySpec`` or a mapping in the scene-file layout) into both
+        servers; returns its body id, equal in both."""
+        from .sync import add_body
+
+        return add_body(self, spec)
+
+    def remove_body(self, name: str) -> None:
+        """Remove body ``name`` from both servers."""
+        from .sync import remove_body
+
+        remove_body(self, name)
+
 
 def connect(scene: Scene | str | os.PathLike | None = None, gui: bool | None = None) -> ServerPair:
     """Open the main server and the collision server with ``scene`` loaded in both.

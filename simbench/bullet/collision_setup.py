@@ -1,0 +1,227 @@
+"""Resolving a detector's request into plain data, once, when it is built: which robots ``q``
+sets (and in which order), which pairs are checked (names resolved to body ids and link
+indices, disabled pairs and PyBullet's collision filters applied, padding per link)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError
+from .collision_filters import FilterRule
+from .collision_kernels import WholeBody
+from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
+from .collision_world import RawScene, facts, is_server_pair
+from .scene import LoadedBody, LoadedScene
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a detector queries. ``poses``: per robot (body id, joint indices, start, stop) with
+    ``q[start:stop]`` its joints; ``pair_args``: the kernels' pair tuples; ``pair_links``: per
+    pair ((body id, link indices), (body id, link indices)); ``body_ids``: every body named."""
+
+    robots: tuple[str, ...]
+    robot_bodies: tuple[LoadedBody, ...]
+    poses: tuple[tuple[int, list[int], int, int], ...]
+    joint_names: tuple[str, ...]
+    pairs: list[Pair]
+    pair_links: list[tuple[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]]]]
+    pair_args: tuple[tuple, ...]
+    body_ids: dict[str, int]
+
+    @property
+    def dof(self) -> int:
+        return len(self.joint_names)
+
+
+def plan(loaded: LoadedScene, robot: str | Sequence[str] | None, pairs: Iterable[Any], padding: Any,
+         disabled: Any) -> Plan:
+    """Resolve robots and pairs (see :class:`~simbench.bullet.collision_detector.CollisionDetector`)."""
+    return _Resolver(loaded, robot).plan(pairs, padding, disabled)
+
+
+class _Resolver:
+    def __init__(self, loaded: LoadedScene, robot: str | Sequence[str] | None):
+        self.loaded = loaded
+        if robot is None:
+            try:
+                names: tuple[str, ...] = (loaded.robot_name,)
+            except SceneError:
+                names = ()  # a scene without joints: nothing to pose
+        else:
+            names = (robot,) if isinstance(robot, str) else tuple(robot)
+        if len(set(names)) != len(names):
+            raise SimbenchError(f"robot lists a body twice: {list(names)}")
+        self.robots = names
+        self.robot_bodies = tuple(loaded.body(n) for n in names)
+        self.robot_links = {n for rb in self.robot_bodies for n in rb.links}
+        poses, joint_names, start = [], [], 0
+        for rb in self.robot_bodies:
+            table = facts(rb).joints
+            for j in rb.movable_indices:
+                if table[j].type == p.JOINT_SPHERICAL:
+                    raise SimbenchError(f"robot {rb.name!r} has a spherical joint {table[j].name!r}; the "
+                                        "collision detector supports revolute and prismatic joints only")
+            stop = start + len(rb.movable_indices)
+            poses.append((rb.id, list(rb.movable_indices), start, stop))
+            joint_names += [n if len(names) == 1 else f"{rb.name}/{n}" for n in rb.movable_names]
+            start = stop
+        self.poses, self.joint_names = tuple(poses), tuple(joint_names)
+
+    @property
+    def bodies(self) -> dict[str, int]:
+        return self.loaded.bodies
+
+    def resolve(self, obj: NamedCollisionObject) -> tuple[int, int]:
+        b = self.loaded.body(obj.body)
+        return b.id, (-2 if obj.whole_body else b.link_index(obj.link))
+
+    def plan(self, pairs: Iterable[Any], padding: Any, disabled: Any) -> Plan:
+        all_pairs = [as_pair(pr) for pr in pairs]
+        skip = self.disabled_set(disabled)
+        rule = FilterRule(self.loaded)
+        keep, args, links = [], [], []
+        for a, b in all_pairs:
+            (ia, la), (ib, lb) = self.resolve(a), self.resolve(b)
+            if ia == ib and (la == -2 or lb == -2):
+                raise SimbenchError(f"pair ({a}, {b}) asks for a whole body against itself; list its link "
+                                    f"pairs instead, e.g. self_collision_pairs(scene, {a.body!r})")
+            if (ia, la) == (ib, lb):
+                raise SimbenchError(f"pair ({a}, {b}) names one link twice; a link cannot collide with itself")
+            links_a, links_b = self.links_of(a.body, la), self.links_of(b.body, lb)
+            excluded = frozenset((x, y) for x in links_a for y in links_b
+                                 if frozenset(((ia, x), (ib, y))) in skip or not rule.allows((ia, x), (ib, y)))
+            if len(excluded) == len(links_a) * len(links_b):
+                continue  # nothing left to check
+            pads_a = {x: self.padding_of(NamedCollisionObject(a.body, self.link_name(a.body, x)), padding)
+                      for x in links_a}
+            pads_b = {y: self.padding_of(NamedCollisionObject(b.body, self.link_name(b.body, y)), padding)
+                      for y in links_b}
+            # per-link data only where it matters (uneven padding of a whole body, or exclusions);
+            # otherwise the minimum over PyBullet's points is the answer
+            uniform = len(set(pads_a.values())) == 1 and len(set(pads_b.values())) == 1
+            whole = None if (la != -2 and lb != -2) or (uniform and not excluded) else WholeBody(pads_a, pads_b, excluded)
+            keep.append((a, b))
+            links.append(((ia, tuple(links_a)), (ib, tuple(links_b))))
+            args.append((ia, ib, la, lb, pads_a[links_a[0]], pads_b[links_b[0]], whole))
+        body_ids = {o.body: self.bodies[o.body] for pr in keep for o in pr}
+        body_ids.update({rb.name: rb.id for rb in self.robot_bodies})
+        return Plan(self.robots, self.robot_bodies, self.poses, self.joint_names, keep, links, tuple(args),
+                    body_ids)
+
+    def links_of(self, body: str, link: int) -> list[int]:
+        if link != -2:
+            return [link]
+        return sorted(facts(self.loaded.body(body)).geometry) or [-1]
+
+    def link_name(self, body: str, link: int) -> str | None:
+        return facts(self.loaded.body(body)).names[link]
+
+    def objects_of(self, item: Any) -> list[tuple[int, int]]:
+        """(body id, link index) of a disabled/padding key: NamedCollisionObject or tuple ->
+        that link (whole body: every link); a robot link name -> that link of each robot
+        having it; a body name -> every link of the body."""
+        if isinstance(item, (NamedCollisionObject, tuple)):
+            obj = as_object(item)
+            bid, li = self.resolve(obj)
+            b = self.loaded.body(obj.body)
+            return [(bid, i) for i in facts(b).names] if li == -2 else [(bid, li)]
+        if isinstance(item, str):
+            hits = [(rb.id, rb.links[item]) for rb in self.robot_bodies if item in rb.links]
+            if hits:
+                return hits
+            if item in self.bodies:
+                b = self.loaded.body(item)
+                return [(b.id, i) for i in b.links.values()]
+            valid = [n for rb in self.robot_bodies for n in rb.links] + list(self.bodies)
+            where = f"robot {self.robots[0]!r} / the scene" if self.robots else "the scene"
+            raise UnknownNameError("link or body", item, valid, where)
+        raise SimbenchError(f"cannot read {item!r} as a link: expected a robot link name, a body name "
+                            "or a NamedCollisionObject")
+
+    def disabled_set(self, disabled: Any) -> set[frozenset]:
+        out = set()
+        for a, b in disabled_entries(disabled):
+            for oa in self.objects_of(a):
+                for ob in self.objects_of(b):
+                    out.add(frozenset((oa, ob)))
+        return out
+
+    def padding_of(self, obj: NamedCollisionObject, padding: Any) -> float:
+        if padding is None:
+            return 0.0
+        if not isinstance(padding, Mapping):
+            value = padding if obj.body in self.robots else 0.0
+        else:  # a key naming one link wins over a key naming the whole body
+            by_body = by_link = None
+            target = self.resolve(obj)
+            for key, v in padding.items():
+                if target in self.objects_of(key):
+                    if isinstance(key, str) and key in self.bodies and key not in self.robot_links:
+                        by_body = v
+                    elif isinstance(key, NamedCollisionObject) and key.whole_body:
+                        by_body = v
+                    else:
+                        by_link = v
+            value = by_link if by_link is not None else (by_body if by_body is not None else 0.0)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise SimbenchError(f"padding of {obj} is {value!r}; expected metres") from None
+        if not math.isfinite(value) or value < 0:
+            raise SimbenchError(f"padding of {obj} is {value!r}; expected a finite number >= 0 (metres)")
+        return value
+
+
+# ---------------------------------------------------------------------- argument checks
+def source(scene: Any, bodies: Mapping[str, int] | None, sync: Any) -> tuple[LoadedScene, Any]:
+    """The LoadedScene a detector queries, and its WorldSync (for a ServerPair)."""
+    if is_server_pair(scene):
+        if sync is None:
+            sync = scene.world_sync()
+        scene = scene.collision
+    if isinstance(scene, LoadedScene):
+        if bodies is not None and dict(bodies) != scene.bodies:
+            raise SimbenchError(f"bodies {dict(bodies)} differ from the loaded scene's {scene.bodies}")
+        return scene, sync
+    if isinstance(scene, (int, np.integer)) and not isinstance(scene, bool):
+        if not isinstance(bodies, Mapping):
+            raise SimbenchError("CollisionDetector(client_id, pairs, bodies=...): bodies must be a dict "
+                                "body name -> PyBullet body id")
+        if not p.isConnected(physicsClientId=int(scene)):
+            raise SimbenchError(f"PyBullet client {scene} is not connected")
+        return RawScene(int(scene), bodies), sync
+    raise SimbenchError(f"expected a ServerPair, LoadedScene or PyBullet client id, got {scene!r}")
+
+
+def by_joint_name(q: Mapping, names: Sequence[str], what: str, owner: str) -> np.ndarray:
+    """A configuration given as a mapping joint name -> value(s), in ``names`` order."""
+    for k in q:
+        if k not in names:
+            raise UnknownNameError("movable joint", k, names, f"robot {owner!r}")
+    missing = [n for n in names if n not in q]
+    if missing:
+        raise ShapeError(f"{what} is missing joints {missing}; expected every joint of {list(names)}")
+    return np.stack([np.asarray(q[n], dtype=float) for n in names], axis=-1) if names else np.zeros(0)
+
+
+def check_distance(value: Any, what: str, minimum: float | None = None) -> float:
+    """``value`` as a finite number of metres (>= ``minimum`` when given), else one clear error."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SimbenchError(f"{what} = {value!r}; expected a number of metres") from None
+    if not math.isfinite(v):
+        raise SimbenchError(f"{what} = {value!r}; expected a finite number of metres")
+    if minimum is not None and v < minimum:
+        raise SimbenchError(f"{what} = {value!r}; expected a distance >= {minimum:g} m (it is where distances "
+                            f"saturate; use margin= to ask about penetration)")
+    return v
+
+
+__all__ = ["Plan", "plan", "source", "by_joint_name", "check_distance"]

@@ -1,0 +1,76 @@
+"""PyBullet's collision filters honoured by the detector's pair lists.
+
+Oracle: PyBullet's own simulation contacts (``performCollisionDetection`` + ``getContactPoints``
+on the main server), which apply the filters, for every robot link overlapping the cube (found
+with raw ``getClosestPoints``, which ignores them)."""
+import numpy as np
+import pybullet as p
+import pytest
+
+import simbench
+from simbench.bullet.collision import (NamedCollisionObject as O, set_collision_filter_group_mask,
+                                       set_collision_filter_pair)
+from simbench.errors import SimbenchError
+
+CASES = [  # (robot group/mask, cube group/mask, pair filters (robot link, enable)); None: PyBullet's default
+    (None, None, []),
+    (None, (0, 0), []),
+    ((2, -1), None, []),
+    ((1, 1), None, []),
+    ((1, -1), (4, 1), []),
+    ((1, -1), (4, 2), []),
+    ((1, 1), (4, 1), []),   # only one direction matches: PyBullet lets them touch (an "or")
+    ((4, 4), (4, 2), []),
+    ((1, 2), (4, 2), []),   # neither direction matches
+    (None, None, [("lbr_iiwa_link_1", False), ("lbr_iiwa_link_2", False)]),
+    (None, (0, 0), [("lbr_iiwa_link_1", True)]),
+]
+
+
+@pytest.mark.parametrize("robot_gm, cube_gm, pair_filters", CASES)
+def test_filters_match_pybullet_simulation_contacts(robot_gm, cube_gm, pair_filters):
+    with simbench.connect(gui=False) as pair:
+        main, rid, cid = pair.main.client, pair.main.bodies["robot"], pair.main.bodies["cube1"]
+        for loaded in (pair.main, pair.collision):  # the cube overlaps the lower arm at q = 0
+            p.resetBasePositionAndOrientation(loaded.bodies["cube1"], [0.45, 0, 0.5], [0, 0, 0, 1],
+                                              physicsClientId=loaded.client)
+        if robot_gm is not None:
+            set_collision_filter_group_mask(pair, "robot", *robot_gm)
+        if cube_gm is not None:
+            set_collision_filter_group_mask(pair, "cube1", *cube_gm)
+        for link, enable in pair_filters:
+            set_collision_filter_pair(pair, ("robot", link), "cube1", enable)
+        links = list(pair.main.robot.links.items())
+        det = pair.detector([(O("robot", name), O("cube1")) for name, _ in links])
+        whole = pair.detector([(O("robot"), O("cube1"))])
+        kept = {a.link for a, _ in det.pairs}
+        p.performCollisionDetection(physicsClientId=main)
+        contact = {pt[3] for pt in p.getContactPoints(rid, cid, physicsClientId=main)}
+        compared = 0
+        overlapping = []
+        for name, li in links:
+            raw = p.getClosestPoints(rid, cid, 0.0, li, -1, physicsClientId=main)
+            if raw and min(pt[8] for pt in raw) < -1e-3:  # clearly overlapping, whatever the filters
+                overlapping.append(name)
+                if li == -1 and robot_gm is None and cube_gm is None:
+                    # the fixed base and the fixed cube are both static: PyBullet's simulation never
+                    # lets them touch; without explicit groups/masks the detector checks them (documented)
+                    assert name in kept
+                    continue
+                assert (name in kept) == (li in contact), (name, kept, contact)
+                compared += 1
+        assert compared >= 3, overlapping
+        # the whole-body pair skips exactly the filtered links
+        d = whole.closest_point_arrays(np.zeros(7))
+        if kept & set(overlapping):
+            assert d["distance"][0] < 0 and whole.closest_points(np.zeros(7))[0].a.link in kept
+        else:
+            assert whole.pairs == [] or d["distance"][0] >= 0
+
+
+def test_filter_api_errors():
+    with simbench.connect(gui=False) as pair:
+        with pytest.raises(SimbenchError, match="collision group = 1.5; expected an integer"):
+            set_collision_filter_group_mask(pair, "cube1", 1.5, 1)
+        with pytest.raises(simbench.UnknownNameError, match="did you mean 'cube1'"):
+            set_collision_filter_pair(pair, "cube11", "robot", False)

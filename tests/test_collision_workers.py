@@ -1,0 +1,139 @@
+"""Lifetime, threads and frozen workers of the collision detector.
+
+Oracle: the same queries run one at a time in a single thread (itself checked against direct
+PyBullet calls in test_collision.py), and the operating system's view of the processes.
+"""
+import gc
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pybullet as p
+import pytest
+
+import simbench
+from simbench.bullet.collision import CollisionDetector, NamedCollisionObject, robot_vs_world
+from simbench.bullet.scene import ASSETS_DIR, Scene
+
+SCENE = ASSETS_DIR / "scenes" / "kuka_cubes.toml"
+LINK7 = NamedCollisionObject("robot", "lbr_iiwa_link_7")
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purpose
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_dead(pids, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and any(alive(pid) for pid in pids):
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+@pytest.fixture()
+def loaded():
+    client = p.connect(p.DIRECT)
+    yield Scene.from_toml(SCENE).load(client)
+    p.disconnect(physicsClientId=client)
+
+
+def test_dropped_detector_releases_its_worker_processes(loaded):
+    det = CollisionDetector(loaded, robot_vs_world(loaded), workers=2)
+    det.start_workers()
+    pids = [h.proc.pid for h in det._pool.helpers]
+    assert pids and all(alive(pid) for pid in pids)
+    del det  # no close()
+    gc.collect()
+    assert wait_dead(pids) == []
+
+
+EXIT_SCRIPT = """
+import numpy as np, simbench
+from simbench.bullet.collision import robot_vs_world
+pair = simbench.connect(gui=False)
+det = pair.detector(robot_vs_world(pair), workers=3)
+det.start_workers()
+det.compute_distances(np.zeros((500, 7)))
+print(" ".join(str(h.proc.pid) for h in det._pool.helpers), flush=True)
+# no close(), no del: the interpreter exits with the detector and its pool alive
+"""
+
+
+def test_worker_processes_end_with_the_interpreter():
+    proc = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    pids = [int(x) for x in proc.stdout.split()]
+    assert len(pids) == 2
+    assert wait_dead(pids) == []
+
+
+def test_two_threads_share_a_detector_without_a_wrong_row():
+    with simbench.connect(gui=False) as pair:
+        det = pair.detector(robot_vs_world(pair))
+        other = pair.detector([(LINK7, "cube1"), (LINK7, "cube2")])  # a second detector, same server
+        rng = np.random.default_rng(0)
+        Q = {k: rng.uniform(-2, 2, (8000, 7)) for k in ("single", "batch")}
+        ref_single = np.array([det.compute_distances(q) for q in Q["single"]])
+        ref_batch = det.compute_distances(Q["batch"])
+        ref_other = other.compute_distances(Q["single"][:2000])
+        got = {}
+
+        def singles():
+            got["single"] = np.array([det.compute_distances(q) for q in Q["single"]])
+
+        def batches():
+            got["batch"] = np.concatenate([det.compute_distances(Q["batch"][s:s + 50]) for s in range(0, 8000, 50)])
+            got["other"] = np.array([other.compute_distances(q) for q in Q["single"][:2000]])
+            got["collision"] = np.array([det.in_collision(q) for q in Q["batch"][:2000]])
+
+        threads = [threading.Thread(target=singles), threading.Thread(target=batches)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wrong = {"single": int((got["single"] != ref_single).any(axis=1).sum()),
+                 "batch": int((got["batch"] != ref_batch).any(axis=1).sum()),
+                 "other": int((got["other"] != ref_other).any(axis=1).sum()),
+                 "collision": int((got["collision"] != (ref_batch[:2000] < 0).any(axis=1)).sum())}
+        assert got["single"].shape == (8000, len(det.pairs)) and got["batch"].shape == (8000, len(det.pairs))
+        assert wrong == {"single": 0, "batch": 0, "other": 0, "collision": 0}
+
+
+def test_frozen_worker_is_reported_by_name_and_replaced(loaded, caplog):
+    det = CollisionDetector(loaded, robot_vs_world(loaded), workers=2, worker_timeout=1.0)
+    Q = np.random.default_rng(2).uniform(-2, 2, (3000, 7))
+    expected = det.compute_distances(Q, workers=1)
+    det.start_workers()
+    frozen = det._pool.helpers[0]
+    name, pid = frozen.name, frozen.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with caplog.at_level(logging.WARNING, logger="simbench"):
+            t0 = time.monotonic()
+            got = det.compute_distances(Q, workers=2)
+            took = time.monotonic() - t0
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGCONT)
+    assert np.array_equal(got, expected)
+    assert took < 60  # never a hang: about the timeout plus the work
+    assert name in caplog.text and "did not answer within 1 s" in caplog.text
+    assert det._pool.replaced == [name] and wait_dead([pid]) == []
+    new = det._pool.helpers[0]
+    assert new.proc.pid != pid and new.proc.is_alive()
+    assert np.array_equal(det.compute_distances(Q, workers=2), expected)  # the replacement works
+    assert new.done > 0
+    det.close()
