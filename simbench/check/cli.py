@@ -89,11 +89,27 @@ def _details(report: Report) -> None:
             _say(f"  {r.target}: {c.line()}")
 
 
+def _output_file(path: str, what: str) -> None:
+    """:func:`writable_file`, and for a new file a real creation (removed again): a folder can
+    pass the permission test and still refuse files (``/proc`` for root)."""
+    out = writable_file(path, what)
+    if not out.exists():
+        try:
+            out.open("x").close()
+            out.unlink()
+        except OSError as exc:
+            raise SimbenchError(f"{what} {path!r} cannot be created ({exc.strerror}); expected a path "
+                                f"you can write to") from None
+
+
 def _write(report: Report, args: argparse.Namespace) -> None:
-    if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n")
-    if args.markdown:
-        Path(args.markdown).write_text(report.to_markdown())
+    for path, text in ((args.json, lambda: json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"),
+                       (args.markdown, report.to_markdown)):
+        if path:
+            try:
+                Path(path).write_text(text())
+            except OSError as exc:
+                raise SimbenchError(f"cannot write the report {path!r}: {exc.strerror}") from None
 
 
 def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace, dyn: object) -> None:
@@ -124,9 +140,9 @@ def run_cli(args: argparse.Namespace) -> int:
         return _usage(f"--timeout {args.timeout}: expected a positive number of seconds")
     try:
         if args.json:
-            writable_file(args.json, "--json file")
+            _output_file(args.json, "--json file")
         if args.markdown:
-            writable_file(args.markdown, "--markdown file")
+            _output_file(args.markdown, "--markdown file")
         if args.plot:
             writable_dir(args.plot, "--plot folder")
             _pyplot()
@@ -154,7 +170,10 @@ def run_cli(args: argparse.Namespace) -> int:
         if not quiet:
             _details(report)
         _say(report.summary())
-        _write(report, args)
+        try:
+            _write(report, args)
+        except SimbenchError as exc:
+            return _usage(str(exc))
         if args.plot and not report.interrupted:
             _plots(report, report.targets, args, dyn)
     finally:

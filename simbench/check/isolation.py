@@ -45,11 +45,20 @@ def _seconds(t: float | None) -> str:
     return f"{t:g} s"
 
 
-class ProcessRunner:
-    """``"module:function"`` evaluated in a worker process with a timeout per request."""
+#: seconds the import of the user's module may take at least (whatever the per-robot timeout):
+#: a module that imports numba-compiled code takes seconds on a busy machine
+IMPORT_TIMEOUT = 60.0
 
-    def __init__(self, spec: str, timeout: float | None = 60.0, search_path: Sequence[str] | None = None):
+
+class ProcessRunner:
+    """``"module:function"`` evaluated in a worker process with a timeout per request; the
+    import gets ``import_timeout`` (default: the larger of ``timeout`` and 60 s)."""
+
+    def __init__(self, spec: str, timeout: float | None = 60.0, search_path: Sequence[str] | None = None,
+                 import_timeout: float | None = None):
         self.spec, self.timeout = spec, timeout
+        self.import_timeout = (import_timeout if import_timeout is not None else
+                               None if timeout is None else max(timeout, IMPORT_TIMEOUT))
         self.search_path = list(search_path if search_path is not None else [os.getcwd()])
         self._proc: subprocess.Popen | None = None
         self._conn: Any = None
@@ -96,9 +105,10 @@ class ProcessRunner:
     def _request(self, message: tuple, what: str) -> tuple:
         if self._proc is None:
             self._start()
+        timeout = self.import_timeout if message[0] == "load" else self.timeout
         try:
             self._conn.send(message)
-            reply = self._conn.recv() if self._conn.poll(self.timeout) else None
+            reply = self._conn.recv() if self._conn.poll(timeout) else None
         except (EOFError, OSError):
             reply = ("died",)
         except BaseException:  # Ctrl-C while waiting: the worker goes too
@@ -106,8 +116,9 @@ class ProcessRunner:
             raise
         if reply is None:
             self.close()
-            raise UserCodeFault(ERROR, f"{self.spec} did not return within {_seconds(self.timeout)} "
-                                       f"{what} (--timeout); the worker was stopped")
+            raise UserCodeFault(ERROR, f"{self.spec} did not return within {_seconds(timeout)} "
+                                       f"{what}" + (" (--timeout)" if message[0] != "load" else "")
+                                + "; the worker was stopped")
         if reply[0] == "died":
             proc = self._proc
             try:

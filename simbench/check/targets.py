@@ -66,8 +66,8 @@ class Target:
             notes.append(f"LoadedBody.model ignores the scene's scale {self.scale:g}; checked "
                          f"RobotModel.scaled({self.scale:g}) instead")
         if not np.allclose(model.gravity, g_base, rtol=0, atol=1e-12):
-            notes.append(f"LoadedBody.model carries gravity {[round(x, 12) for x in model.gravity]} in the "
-                         f"base frame, not R^T g = {[round(x, 12) for x in g_base]} of the scene's base "
+            notes.append(f"LoadedBody.model carries gravity {[round(x, 12) + 0.0 for x in model.gravity]} in the "
+                         f"base frame, not R^T g = {[round(x, 12) + 0.0 for x in g_base]} of the scene's base "
                          f"orientation; checked with R^T g")
             model = model.replace(gravity=g_base)
         return model, notes
