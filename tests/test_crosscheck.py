@@ -281,3 +281,86 @@ def test_wired_into_the_simbench_cli(capsys):
     assert main(["check", str(ARM), "--samples", "3", "--no-pinocchio", "-q"]) == 0
     assert main(["check"]) == 2
     assert "give at least one TARGET" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- models PyBullet refuses
+@pytest.fixture
+def refused(tmp_path):
+    """An arm with a negative link mass, and one whose collision mesh is missing."""
+    text = ARM.read_text()
+    neg = tmp_path / "negative_mass.urdf"
+    neg.write_text(text.replace('<mass value="1.2"/>', '<mass value="-1.2"/>'))
+    mesh = tmp_path / "missing_mesh.urdf"
+    mesh.write_text(text.replace('<geometry><box size="0.06 0.06 0.4"/></geometry>',
+                                 '<geometry><mesh filename="meshes/forearm.stl"/></geometry>'))
+    assert neg.read_text() != text and mesh.read_text() != text
+    return neg, mesh
+
+
+def test_pybullet_refuses_these_models_directly(refused):
+    neg, mesh = refused
+    c = p.connect(p.DIRECT)
+    try:
+        b = p.loadURDF(str(neg), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        with pytest.raises(SystemError):  # chained from pybullet.error
+            p.calculateInverseDynamics(b, [0.0] * 3, [0.0] * 3, [0.0] * 3, physicsClientId=c)
+        with pytest.raises(p.error, match="Cannot load URDF"):
+            p.loadURDF(str(mesh), useFixedBase=True, physicsClientId=c)
+    finally:
+        p.disconnect(physicsClientId=c)
+
+
+def test_refused_models_are_skipped_with_pybullets_reason_and_exit_1_when_nothing_compared(refused, tmp_path, capsys):
+    from simbench.cli import main
+
+    neg, mesh = refused
+    r = cc.compare(neg, samples=2, pinocchio=False)
+    assert r.verdict == cc.SKIPPED and "calculateInverseDynamics refuses" in r.reason
+    assert "invalid mass -1.2" in r.reason and "'link2'" in r.reason and "\n" not in r.reason
+    r = cc.compare(mesh, samples=2, pinocchio=False)
+    assert r.verdict == cc.SKIPPED and "PyBullet cannot load" in r.reason
+    assert "mesh 'meshes/forearm.stl' of link 'link2' not found" in r.reason
+    js = tmp_path / "r.json"
+    assert main(["check", str(neg), str(mesh), "--samples", "2", "--json", str(js)]) == 1
+    out = capsys.readouterr().out
+    assert "2 robots: 0 PASS, 0 EXPLAINED, 0 FAIL, 0 ERROR, 2 SKIPPED" in out and "nothing was compared" in out
+    assert json.loads(js.read_text())["summary"]["compared"] == 0
+    assert main(["check", str(neg), str(ARM), "--samples", "2", "-q"]) == 0  # one robot was compared
+
+
+def test_output_paths_are_checked_before_the_work(tmp_path, capsys):
+    from simbench.cli import main
+
+    (tmp_path / "a_file").write_text("x")
+    for argv, word in [(["--json", str(tmp_path)], "is a folder"),
+                       (["--markdown", str(tmp_path / "a_file" / "r.md")], "a_file"),
+                       (["--plot", str(tmp_path / "a_file")], "is a file")]:
+        assert main(["check", KUKA, *argv]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""  # nothing was checked
+        err = captured.err.strip()
+        assert len(err.splitlines()) == 1 and word in err and err.startswith("simbench check: error:"), err
+
+
+# ---------------------------------------------------------------------- the Pinocchio adapter
+@pytest.mark.parametrize("name", ["pybullet_data:r2d2.urdf", "pybullet_data:quadruped/minitaur.urdf", KUKA])
+def test_pinocchio_joint_map_matches_joints_by_name(name):
+    """Continuous joints (cos, sin in Pinocchio's q) and trees whose order differs from ours:
+    Pinocchio's own parser, mapped by name, against simbench.dynamics."""
+    import simbench.dynamics as d
+    from simbench.check.pinocchio import JointMap, PinocchioDynamics
+    from simbench.model import RobotModel
+
+    model = RobotModel.from_urdf(name)
+    pd = PinocchioDynamics.from_urdf(str(model.source), model)
+    rng = np.random.default_rng(0)
+    q = model.random_configuration(rng, 4)
+    qd, qdd = rng.normal(size=(2, 4, model.dof))
+    np.testing.assert_allclose(pd.inverse_dynamics(q, qd, qdd), d.inverse_dynamics(model, q, qd, qdd), atol=1e-9)
+    np.testing.assert_allclose(pd.mass_matrix(q), d.mass_matrix(model, q), atol=1e-10)
+    built = PinocchioDynamics.from_model(model)  # from our arrays: the same numbers
+    np.testing.assert_allclose(built.inverse_dynamics(q, qd, qdd), pd.inverse_dynamics(q, qd, qdd), atol=1e-9)
+    m = JointMap(model, pd.pm)
+    v = np.arange(model.dof, dtype=float)
+    np.testing.assert_array_equal(m.back(m.v(v)), v)
+    assert m.q(q).shape == (4, pd.pm.nq) and m.P.shape == (pd.pm.nv, model.dof)
