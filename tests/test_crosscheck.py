@@ -364,3 +364,11 @@ def test_pinocchio_joint_map_matches_joints_by_name(name):
     v = np.arange(model.dof, dtype=float)
     np.testing.assert_array_equal(m.back(m.v(v)), v)
     assert m.q(q).shape == (4, pd.pm.nq) and m.P.shape == (pd.pm.nv, model.dof)
+
+
+def test_progress_bar_over_the_robots(monkeypatch, capsys):
+    monkeypatch.setenv("SIMBENCH_PROGRESS", "1")  # drawn although stderr is not a terminal
+    report = cc.check([ARM, KUKA], samples=2, pinocchio=False)
+    err = capsys.readouterr().err
+    assert [r.verdict for r in report.results] == ["PASS", "PASS"]
+    assert "simbench check" in err and "2/2" in err and "robot" in err
