@@ -6,7 +6,8 @@ The one module joining :mod:`simbench.dynamics` and PyBullet. One concept per fi
 
 * :mod:`.report`: verdicts, error measures, causes, the report as text, JSON and Markdown;
 * :mod:`.targets`: URDF and scene targets, resolved and parsed once; the corpus;
-* :mod:`.bullet`: the PyBullet side (a body in its own DIRECT server, a pluggable convention);
+* :mod:`.bullet`: the PyBullet side (a body in its own DIRECT server, a pluggable convention),
+  :mod:`.floating`: PyBullet's floating-base conventions (and defects) mapped to ours;
 * :mod:`.causes`: each alteration PyBullet makes, as a change that can be demonstrated;
 * :mod:`.dynamics`, :mod:`.usercode`, :mod:`.isolation`: the dynamics under test, a user's
   function judged, and run where it cannot hang or crash the check;
@@ -32,6 +33,7 @@ _LAZY = {
                      "DEFAULT_TIMEOUT"], "dynamics"),
     **dict.fromkeys(["UserCodeFault"], "usercode"),
     **dict.fromkeys(["JointMap", "PinocchioDynamics"], "pinocchio"),
+    **dict.fromkeys(["FloatingBaseConvention", "pybullet_quaternion"], "floating"),
     **dict.fromkeys(["check", "compare", "compare_target", "pinocchio_voice", "sample_states"], "checker"),
     **dict.fromkeys(["plot_robot", "smooth_trajectory"], "plots"),
     **dict.fromkeys(["add_arguments", "run_cli"], "cli"),
