@@ -372,3 +372,13 @@ def test_progress_bar_over_the_robots(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert [r.verdict for r in report.results] == ["PASS", "PASS"]
     assert "simbench check:" in err and "/2 [" in err and "robot/s" in err  # a bar over 2 robots
+
+
+def test_old_module_name_is_a_deprecated_alias():
+    import importlib
+    import sys
+
+    sys.modules.pop("simbench.bullet.crosscheck", None)
+    with pytest.warns(DeprecationWarning, match="use simbench.check"):
+        old = importlib.import_module("simbench.bullet.crosscheck")
+    assert old.compare is cc.compare and old.EXPLAINED == "EXPLAINED" and old.CAUSES is cc.CAUSES
