@@ -19,7 +19,7 @@ from .errors import SimbenchError
 # Subcommands implemented in other modules: name -> (module, help). Each module defines
 # add_arguments(parser) and run_cli(args) -> int.
 _DELEGATED = {
-    "check": ("simbench.bullet.crosscheck", "cross-check our dynamics against PyBullet (and Pinocchio)"),
+    "check": ("simbench.check.cli", "cross-check our dynamics against PyBullet (and Pinocchio)"),
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
     "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
 }

@@ -12,8 +12,8 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from simbench.bullet import crosscheck as cc
-from simbench.paths import assets_dir
+import simbench.check as cc
+from simbench.paths import assets_dir, resolve_urdf
 from simbench.errors import SimbenchError
 from simbench.testing import assert_matches_pybullet
 
@@ -169,9 +169,6 @@ def doubled(q, qd, qdd):
 
 def bike_right(q, qd, qdd):
     return d.inverse_dynamics(bike, q, qd, qdd)
-
-def short(q, qd, qdd):
-    return [0.0]
 '''
 
 
@@ -203,15 +200,10 @@ def test_wrong_user_dynamics_fails_with_exit_code_1(user_module, func, capsys):
     except ImportError:
         pass
     w = rob["worst"]  # the printed state reproduces PyBullet's number
-    tb = bullet_tau(cc.resolve_urdf(KUKA), w["q"], w["qd"], w["qdd"])
+    tb = bullet_tau(resolve_urdf(KUKA), w["q"], w["qd"], w["qdd"])
     j = ["lbr_iiwa_joint_%d" % i for i in range(1, 8)].index(w["joint"])
     assert tb[j] == pytest.approx(w["tau_pybullet"], abs=1e-12)
     assert abs(w["tau_ours"] - w["tau_pybullet"]) > 0.1
-
-
-def test_user_dynamics_with_the_wrong_shape_fails_clearly(user_module):
-    r = cc.compare(KUKA, samples=3, dynamics="my_dyn_for_check:short", pinocchio=False)
-    assert r.verdict == cc.FAIL and "expected (7,)" in r.reason
 
 
 def test_right_user_dynamics_passes_and_explains(user_module):
@@ -289,3 +281,104 @@ def test_wired_into_the_simbench_cli(capsys):
     assert main(["check", str(ARM), "--samples", "3", "--no-pinocchio", "-q"]) == 0
     assert main(["check"]) == 2
     assert "give at least one TARGET" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- models PyBullet refuses
+@pytest.fixture
+def refused(tmp_path):
+    """An arm with a negative link mass, and one whose collision mesh is missing."""
+    text = ARM.read_text()
+    neg = tmp_path / "negative_mass.urdf"
+    neg.write_text(text.replace('<mass value="1.2"/>', '<mass value="-1.2"/>'))
+    mesh = tmp_path / "missing_mesh.urdf"
+    mesh.write_text(text.replace('<geometry><box size="0.06 0.06 0.4"/></geometry>',
+                                 '<geometry><mesh filename="meshes/forearm.stl"/></geometry>'))
+    assert neg.read_text() != text and mesh.read_text() != text
+    return neg, mesh
+
+
+def test_pybullet_refuses_these_models_directly(refused):
+    neg, mesh = refused
+    c = p.connect(p.DIRECT)
+    try:
+        b = p.loadURDF(str(neg), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        with pytest.raises(SystemError):  # chained from pybullet.error
+            p.calculateInverseDynamics(b, [0.0] * 3, [0.0] * 3, [0.0] * 3, physicsClientId=c)
+        with pytest.raises(p.error, match="Cannot load URDF"):
+            p.loadURDF(str(mesh), useFixedBase=True, physicsClientId=c)
+    finally:
+        p.disconnect(physicsClientId=c)
+
+
+def test_refused_models_are_skipped_with_pybullets_reason_and_exit_1_when_nothing_compared(refused, tmp_path, capsys):
+    from simbench.cli import main
+
+    neg, mesh = refused
+    r = cc.compare(neg, samples=2, pinocchio=False)
+    assert r.verdict == cc.SKIPPED and "calculateInverseDynamics refuses" in r.reason
+    assert "invalid mass -1.2" in r.reason and "'link2'" in r.reason and "\n" not in r.reason
+    r = cc.compare(mesh, samples=2, pinocchio=False)
+    assert r.verdict == cc.SKIPPED and "PyBullet cannot load" in r.reason
+    assert "mesh 'meshes/forearm.stl' of link 'link2' not found" in r.reason
+    js = tmp_path / "r.json"
+    assert main(["check", str(neg), str(mesh), "--samples", "2", "--json", str(js)]) == 1
+    out = capsys.readouterr().out
+    assert "2 robots: 0 PASS, 0 EXPLAINED, 0 FAIL, 0 ERROR, 2 SKIPPED" in out and "nothing was compared" in out
+    assert json.loads(js.read_text())["summary"]["compared"] == 0
+    assert main(["check", str(neg), str(ARM), "--samples", "2", "-q"]) == 0  # one robot was compared
+
+
+def test_output_paths_are_checked_before_the_work(tmp_path, capsys):
+    from simbench.cli import main
+
+    (tmp_path / "a_file").write_text("x")
+    for argv, word in [(["--json", str(tmp_path)], "is a folder"),
+                       (["--markdown", str(tmp_path / "a_file" / "r.md")], "a_file"),
+                       (["--plot", str(tmp_path / "a_file")], "is a file")]:
+        assert main(["check", KUKA, *argv]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""  # nothing was checked
+        err = captured.err.strip()
+        assert len(err.splitlines()) == 1 and word in err and err.startswith("simbench check: error:"), err
+
+
+# ---------------------------------------------------------------------- the Pinocchio adapter
+@pytest.mark.parametrize("name", ["pybullet_data:r2d2.urdf", "pybullet_data:quadruped/minitaur.urdf", KUKA])
+def test_pinocchio_joint_map_matches_joints_by_name(name):
+    """Continuous joints (cos, sin in Pinocchio's q) and trees whose order differs from ours:
+    Pinocchio's own parser, mapped by name, against simbench.dynamics."""
+    import simbench.dynamics as d
+    from simbench.check.pinocchio import JointMap, PinocchioDynamics
+    from simbench.model import RobotModel
+
+    model = RobotModel.from_urdf(name)
+    pd = PinocchioDynamics.from_urdf(str(model.source), model)
+    rng = np.random.default_rng(0)
+    q = model.random_configuration(rng, 4)
+    qd, qdd = rng.normal(size=(2, 4, model.dof))
+    np.testing.assert_allclose(pd.inverse_dynamics(q, qd, qdd), d.inverse_dynamics(model, q, qd, qdd), atol=1e-9)
+    np.testing.assert_allclose(pd.mass_matrix(q), d.mass_matrix(model, q), atol=1e-10)
+    built = PinocchioDynamics.from_model(model)  # from our arrays: the same numbers
+    np.testing.assert_allclose(built.inverse_dynamics(q, qd, qdd), pd.inverse_dynamics(q, qd, qdd), atol=1e-9)
+    m = JointMap(model, pd.pm)
+    v = np.arange(model.dof, dtype=float)
+    np.testing.assert_array_equal(m.back(m.v(v)), v)
+    assert m.q(q).shape == (4, pd.pm.nq) and m.P.shape == (pd.pm.nv, model.dof)
+
+
+def test_progress_bar_over_the_robots(monkeypatch, capsys):
+    monkeypatch.setenv("SIMBENCH_PROGRESS", "1")  # drawn although stderr is not a terminal
+    report = cc.check([ARM, KUKA], samples=2, pinocchio=False)
+    err = capsys.readouterr().err
+    assert [r.verdict for r in report.results] == ["PASS", "PASS"]
+    assert "simbench check:" in err and "/2 [" in err and "robot/s" in err  # a bar over 2 robots
+
+
+def test_old_module_name_is_a_deprecated_alias():
+    import importlib
+    import sys
+
+    sys.modules.pop("simbench.bullet.crosscheck", None)
+    with pytest.warns(DeprecationWarning, match="use simbench.check"):
+        old = importlib.import_module("simbench.bullet.crosscheck")
+    assert old.compare is cc.compare and old.EXPLAINED == "EXPLAINED" and old.CAUSES is cc.CAUSES

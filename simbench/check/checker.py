@@ -1,0 +1,303 @@
+"""The check itself: our (or the user's) inverse dynamics and mass matrix against PyBullet's
+``calculateInverseDynamics`` / ``calculateMassMatrix``, every disagreement explained.
+
+For each robot: load it into a fresh DIRECT server as the target says (fixed base, base
+orientation, ``globalScaling``, ``URDF_USE_INERTIA_FROM_FILE``, gravity), draw ``samples``
+states within the joint limits and compare ``tau`` and ``M`` joint by joint (joints matched by
+name). Errors are ``max |ours - pybullet|`` (absolute) and that divided by ``max |pybullet|``
+(relative); a robot passes when ``abs <= tol * max(1, max |pybullet|)`` for both.
+
+When they differ, the alterations PyBullet may have made (:func:`causes.suspect`) are applied
+to a copy of our model and to the inputs ("the robot as PyBullet sees it") and the comparison is
+rerun with ``simbench.dynamics``: if that matches, the verdict is ``EXPLAINED`` and every
+alteration that was needed is listed with the error before and after it; otherwise ``FAIL``
+with the worst joint and state, printed so it can be reproduced.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import SimbenchError
+from ..model import GRAVITY, SPHERICAL, RobotModel
+from ..progress import progress as progress_bar
+from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_output
+from .causes import Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
+from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
+from .pinocchio import PinocchioDynamics
+from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
+                     _num, measure)
+from .targets import Target, corpus_targets, resolve_target
+from .usercode import FunctionNotFound, UserCodeFault
+
+logger = logging.getLogger(__name__)
+
+
+def sample_states(model: RobotModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` states: q uniform within the limits, qd in [-2, 2] rad/s, qdd in [-5, 5] rad/s^2."""
+    rng = np.random.default_rng(seed)
+    q = model.random_configuration(rng, n)
+    qd = rng.uniform(-2.0, 2.0, (n, model.dof))
+    qdd = rng.uniform(-5.0, 5.0, (n, model.dof))
+    return q, qd, qdd
+
+
+def pinocchio_voice(path: str, model: RobotModel, q: np.ndarray, qd: np.ndarray,
+                    qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+    """Pinocchio's own URDF parser + rnea/crba in our joint order (gravity ``model.gravity``);
+    a reason string when Pinocchio is missing or cannot read the file."""
+    try:
+        with captured_output():
+            pin = PinocchioDynamics.from_urdf(path, model)
+        return pin.inverse_dynamics(q, qd, qdd, gravity=model.gravity), pin.mass_matrix(q)
+    except SimbenchError as exc:
+        return str(exc)
+
+
+def _refusal(exc: BulletRefused, model: RobotModel) -> str:
+    """PyBullet's reason, with its body numbers (0 the base, k link k) named."""
+    def name(m: re.Match) -> str:
+        k = int(m.group(1))
+        return f"{m.group(0)} ({model.link_names[k]!r})" if 0 <= k < model.nlinks else m.group(0)
+
+    return re.sub(r"\b[Bb]ody (\d+)\b(?! \()", name, str(exc), count=1)
+
+
+def _notes(res: RobotResult, model: RobotModel, bullet: BulletRobot, qd: np.ndarray) -> None:
+    """PyBullet-specific facts worth knowing about this robot (measured where possible)."""
+    d = np.array(model.joint_damping)[model.movable]
+    if np.any(d):
+        names = np.array(model.joint_names)[d != 0].tolist()
+        res.notes.append(f"joint damping {dict(zip(names, d[d != 0].tolist()))} is not part of "
+                         f"calculateInverseDynamics (adding d*qd would change tau by up to "
+                         f"{float(np.abs(d * qd).max()):.3g} N m)")
+    for issue in model.issues:
+        if issue.kind in ("mimic_joint", "sloppy_number", "trailing_content", "axis_not_unit"):
+            res.notes.append(str(issue))
+    warned = bullet.warned_links()
+    if warned:
+        res.notes.append(f"PyBullet warned 'Bad inertia tensor properties' for {warned}")
+
+
+def _worst(res: RobotResult, model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+           tau: np.ndarray, M: np.ndarray, tau_b: np.ndarray, M_b: np.ndarray, tol: float) -> int:
+    """Fill ``res.worst`` with the worst joint (and mass-matrix entry) as a reproducible state."""
+    err = res.errors
+    scaled = np.nan_to_num(np.abs(tau - tau_b), nan=np.inf) / max(1.0, err.tau_scale)
+    i, j = np.unravel_index(int(np.argmax(scaled)), scaled.shape)
+    res.worst = {"joint": model.joint_names[j], "sample": int(i), "q": q[i].tolist(), "qd": qd[i].tolist(),
+                 "qdd": qdd[i].tolist(), "gravity": list(model.gravity),
+                 "tau_ours": float(tau[i, j]), "tau_pybullet": float(tau_b[i, j])}
+    if err.tau_abs <= tol * max(1.0, err.tau_scale):
+        Ms = np.nan_to_num(np.abs(M - M_b), nan=np.inf)
+        k, a, b = np.unravel_index(int(np.argmax(Ms)), Ms.shape)
+        res.worst.update({"M_entry": [model.joint_names[a], model.joint_names[b]], "M_sample": int(k),
+                          "M_q": q[k].tolist(), "M_ours": float(M[k, a, b]), "M_pybullet": float(M_b[k, a, b])})
+    res.worst = {k: (_num(v) if isinstance(v, float) else v) for k, v in res.worst.items()}
+    return int(i)
+
+
+def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: int = 0, tol: float = 1e-8,
+                   pinocchio: bool = True) -> RobotResult:
+    """Check one resolved target with the dynamics under test; see the module docstring."""
+    t0 = time.perf_counter()
+    model = target.file_model
+    res = RobotResult(target.label, name=model.name, path=str(target.path), samples=int(samples), dof=model.dof,
+                      notes=list(target.notes))
+
+    def done(verdict: str = SKIPPED, reason: str = "") -> RobotResult:
+        res.verdict, res.reason = verdict, reason or res.reason
+        res.seconds = time.perf_counter() - t0
+        return res
+
+    if model.dof == 0:
+        return done(SKIPPED, "no movable joints")
+    if target.unsupported():
+        return done(SKIPPED, target.unsupported())
+    ref = SimbenchDynamics()
+    try:
+        bullet = BulletRobot(target.load)
+    except BulletRefused as exc:
+        meshes = [str(i) for i in model.issues if "mesh" in i.kind]
+        return done(SKIPPED, str(exc) + (f"; {'; '.join(meshes)}" if meshes else ""))
+    with bullet:
+        model, notes = target.model_in(bullet)
+        res.notes += notes
+        if bullet.joint_names != list(model.joint_names):
+            return done(FAIL, f"joint names differ: PyBullet {bullet.joint_names}, simbench {list(model.joint_names)}")
+        if any(int(c) == SPHERICAL for c in model.joint_type_code):
+            spherical = [n for n, c in zip(model.joint_all_names, model.joint_type_code) if int(c) == SPHERICAL]
+            return done(SKIPPED, f"spherical joints {spherical}: PyBullet's calculateInverseDynamics takes "
+                                 f"quaternion positions (nq != nv); not compared yet")
+        q, qd, qdd = sample_states(model, int(samples), seed)
+        try:
+            tau_b = bullet.inverse_dynamics(q, qd, qdd)
+            M_b = bullet.mass_matrix(q)
+        except BulletRefused as exc:
+            return done(SKIPPED, _refusal(exc, model))
+        try:
+            tau, M = dyn.evaluate(model, q, qd, qdd)
+        except UserCodeFault as fault:
+            return done(fault.verdict, fault.message)
+        except SimbenchError as exc:
+            return done(SKIPPED if dyn.trusted else ERROR, f"{dyn.label} refuses this robot: {exc}")
+        res.errors = err = measure(tau, M, tau_b, M_b)
+        _notes(res, model, bullet, qd)
+        voice = None
+        if pinocchio:
+            if target.scale != 1.0:
+                res.pinocchio = {"available": False, "reason": "scaled body: Pinocchio reads the unscaled file"}
+            else:
+                voice = pinocchio_voice(str(target.path), model, q, qd, qdd)
+                if isinstance(voice, str):
+                    res.pinocchio, voice = {"available": False, "reason": voice}, None
+                else:
+                    res.pinocchio = {"available": True, "vs_pybullet": measure(*voice, tau_b, M_b).as_dict(),
+                                     "vs_ours": measure(tau, M, *voice).as_dict()}
+        if err.within(tol):
+            if dyn.trusted and not err.within(1e-12):
+                # a small residual: PyBullet stores inertia as principal moments + rotation
+                rebuild, changed = from_dynamics_info(model, bullet)
+                if changed:
+                    m2 = rebuild(model)
+                    e2 = measure(ref.tau(m2, q, qd, qdd), ref.M(m2, q), tau_b, M_b)
+                    res.notes.append(f"residual {err.brief()} comes from PyBullet's diagonalised link "
+                                     f"inertia (links {', '.join(changed)}): with getDynamicsInfo's values "
+                                     f"it is {e2.brief()}")
+            return done(PASS)
+        # ---- explain: rebuild the robot as PyBullet sees it and rerun with simbench.dynamics
+        alterations = suspect(model, bullet, target.load, target.file_model)
+        if alterations and not dyn.trusted:
+            # ... only when the dynamics under test matches simbench.dynamics on the model
+            try:
+                agree = measure(tau, M, *ref.evaluate(model, q, qd, qdd)).within(tol)
+            except SimbenchError:
+                agree = False
+            if not agree:
+                alterations = []
+            else:
+                res.notes.append(f"{dyn.label} matches {ref.label} on the model; the difference to "
+                                 f"PyBullet is explained with {ref.label}")
+
+        def run(chs: Sequence[Alteration]) -> Errors:
+            if not chs:
+                return err
+            m2, g2 = as_pybullet_sees(model, chs)
+            (q2, qd2, qdd2), qm = altered_inputs(chs, q, qd, qdd)
+            return measure(ref.tau(m2, q2, qd2, qdd2, g2), ref.M(m2, qm), tau_b, M_b)
+
+        after = run(alterations)
+        if alterations and after.within(tol):
+            for a in alterations:
+                before = run([c for c in alterations if c is not a])
+                if not before.within(tol):
+                    res.causes.append(Cause(a.kind, a.links, a.description, before, after))
+                else:
+                    res.notes.append(f"suspected {a.kind} ({', '.join(a.links)}) has no measurable effect")
+            if res.causes:
+                return done(EXPLAINED)
+        # ---- unexplained
+        i = _worst(res, model, q, qd, qdd, tau, M, tau_b, M_b, tol)
+        reason = (f"unexplained: worst joint {res.worst['joint']!r} at sample {i}"
+                  + (f"; tried {', '.join(a.kind for a in alterations)} -> {after.brief()}" if alterations else ""))
+        pin_ok = voice is not None and measure(tau, M, *voice).within(tol)
+        if model.dof > PYBULLET_MAX_DOF and pin_ok:
+            return done(SKIPPED, f"above PyBullet's {PYBULLET_MAX_DOF}-DOF limit its results are not usable "
+                                 f"here and the overflow could not be reproduced; {dyn.label} agrees with "
+                                 f"Pinocchio ({measure(tau, M, *voice).brief()})")
+        if voice is not None and measure(*voice, tau_b, M_b).within(tol):
+            reason += "; Pinocchio agrees with PyBullet, so the dynamics under test is wrong"
+        if dyn.trusted:
+            rebuild, changed = from_dynamics_info(model, bullet)
+            if changed:  # a hint, not an explanation: PyBullet holds other inertials than the file
+                m2 = rebuild(model)
+                e2 = measure(ref.tau(m2, q, qd, qdd), ref.M(m2, q), tau_b, M_b)
+                res.notes.append(f"PyBullet's inertials (getDynamicsInfo) differ from the file for links "
+                                 f"{changed}; with them the error is {e2.brief()}")
+        return done(FAIL, reason)
+
+
+def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0, tol: float = 1e-8,
+            dynamics: Any = None, *, base_orientation: Sequence[float] | None = None,
+            inertia_from_file: bool = True, gravity: Sequence[float] = GRAVITY, pinocchio: bool = True,
+            model: RobotModel | None = None, timeout: float | None = DEFAULT_TIMEOUT) -> RobotResult:
+    """Check one robot: a URDF (path, ``pybullet_data:NAME``, ``simbench:NAME``) or a scene body
+    (``SCENE.toml:BODY``, ``SCENE.toml`` for its robot).
+
+    ``dynamics``: ``None`` (``simbench.dynamics``), ``"module:function"`` (run in a worker
+    process), a callable ``tau = f(q, qd, qdd)`` in ``model.joint_names`` order or a module with
+    ``inverse_dynamics``/``mass_matrix`` (run in a thread); ``timeout`` bounds the user's code
+    (seconds). ``base_orientation``: roll pitch yaw or quaternion x y z w of the fixed base of a
+    URDF target. ``inertia_from_file=False`` loads without ``URDF_USE_INERTIA_FROM_FILE``.
+    ``model``: the model under test instead of the file's. A faulty user function gives an
+    ``ERROR`` or ``FAIL`` result; a missing file or function raises :class:`SimbenchError`.
+    """
+    report = check([target], samples=samples, seed=seed, tol=tol, dynamics=dynamics, pinocchio=pinocchio,
+                   timeout=timeout, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
+                   gravity=gravity, model=model)
+    if report.interrupted:
+        raise KeyboardInterrupt
+    return report.results[0]
+
+
+def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None = None, samples: int = 50,
+          seed: int = 0, tol: float = 1e-8, dynamics: Any = None, pinocchio: bool = True,
+          timeout: float | None = DEFAULT_TIMEOUT, on_result: Callable[[RobotResult], None] | None = None,
+          base_orientation: Sequence[float] | None = None, inertia_from_file: bool = True,
+          gravity: Sequence[float] = GRAVITY, model: RobotModel | None = None) -> Report:
+    """:func:`compare_target` over targets (and a corpus); a :class:`Report`. Targets are resolved
+    (and parsed) once, before the work starts; an unknown target or function is a
+    :class:`SimbenchError`. Ctrl-C stops after the current robot's results are kept
+    (``report.interrupted``)."""
+    t0 = time.perf_counter()
+    dyn = load_dynamics(dynamics, timeout=timeout)
+    owned = dyn is not dynamics
+    try:
+        todo = [t if isinstance(t, Target) else
+                resolve_target(t, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
+                               gravity=gravity, model=model) for t in targets]
+        results: list[RobotResult] = []
+        if corpus:
+            extra, skipped = corpus_targets(corpus)
+            todo += extra
+            results += skipped
+            for r in skipped:
+                if on_result:
+                    on_result(r)
+        interrupted = False
+        try:
+            try:
+                dyn.load()
+            except FunctionNotFound as exc:
+                raise SimbenchError(str(exc)) from None
+            except UserCodeFault as fault:  # every robot will report it as its verdict
+                logger.debug("dynamics under test cannot be loaded: %s", fault.message)
+            for t in progress_bar(todo, desc="simbench check", unit="robot"):
+                try:
+                    r = compare_target(t, dyn, samples=samples, seed=seed, tol=tol, pinocchio=pinocchio)
+                except (SimbenchError, Exception) as exc:  # one robot must not hide the others' results
+                    logger.debug("check of %s failed", t.label, exc_info=True)
+                    r = RobotResult(t.label, path=str(t.path), verdict=ERROR,
+                                    reason=f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}")
+                results.append(r)
+                if on_result:
+                    on_result(r)
+        except KeyboardInterrupt:
+            interrupted = True
+    finally:
+        if owned:
+            dyn.close()
+    settings = {"samples": samples, "seed": seed, "tol": tol, "dynamics": dyn.label, "corpus": corpus,
+                "timeout": timeout, "pinocchio": pinocchio, "inertia_from_file": inertia_from_file,
+                "base_orientation": None if base_orientation is None else list(base_orientation),
+                "gravity": list(gravity)}
+    return Report(results, settings, time.perf_counter() - t0, interrupted, {t.label: t for t in todo})
+
+
+__all__ = ["compare", "check", "compare_target", "sample_states", "pinocchio_voice"]

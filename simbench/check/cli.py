@@ -1,0 +1,187 @@
+"""``simbench check``: arguments, the run, and what is printed and written.
+
+Everything that can be checked before the work starts is (the targets resolved and parsed, the
+output paths writable, the ``--dynamics`` module found and its function present); a usage error
+prints one line and exits 2. After that, every robot gets a verdict, the summary is printed and
+the reports are written whatever the user's code does; Ctrl-C keeps what was done (exit 130).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..errors import SimbenchError
+from ..outputs import writable_dir, writable_file
+from .bullet import as_quaternion
+from .checker import check
+from .dynamics import DEFAULT_TIMEOUT, load_dynamics
+from .plots import _pyplot, plot_robot
+from .report import ERROR, FAIL, SKIPPED, Report, RobotResult
+from .targets import Target, resolve_target
+from .usercode import UserCodeFault
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``simbench check``."""
+    parser.description = ("Cross-check inverse dynamics and mass matrix against PyBullet's "
+                          "calculateInverseDynamics / calculateMassMatrix (and Pinocchio), explaining "
+                          "every disagreement. Exit status: 0 nothing failed, 1 a FAIL or ERROR (or "
+                          "EXPLAINED with --strict) or nothing compared, 2 usage error, 130 interrupted.")
+    parser.add_argument("targets", nargs="*", metavar="TARGET",
+                        help="a URDF path, pybullet_data:NAME or simbench:NAME; or SCENE.toml:BODY (the body "
+                             "as the scene loads it), SCENE.toml for its robot")
+    parser.add_argument("--corpus", choices=["pybullet_data"],
+                        help="also check every distinct URDF with movable joints in this corpus")
+    parser.add_argument("--samples", type=int, default=50, help="random states per robot (default 50)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--tol", type=float, default=1e-8,
+                        help="pass when max|error| <= tol * max(1, max|PyBullet|) (default 1e-8)")
+    parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="write the report as a Markdown table")
+    parser.add_argument("--plot", metavar="DIR", help="write per-robot torque plots (PNG; needs matplotlib)")
+    parser.add_argument("--strict", action="store_true", help="EXPLAINED counts as a failure too")
+    parser.add_argument("--dynamics", metavar="MODULE:FUNCTION",
+                        help="check your own tau = f(q, qd, qdd) (joint_names order) instead of simbench's; "
+                             "it runs in a worker process")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"per robot, for the --dynamics function (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--base-orientation", nargs="+", type=float, metavar="X",
+                        help="fixed-base orientation of URDF targets: roll pitch yaw, or quaternion x y z w")
+    parser.add_argument("--inertia-from-shapes", action="store_true",
+                        help="load without URDF_USE_INERTIA_FROM_FILE (PyBullet recomputes inertia)")
+    parser.add_argument("--no-pinocchio", action="store_true", help="skip Pinocchio as the third voice")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
+
+
+def _usage(msg: str) -> int:
+    print(f"simbench check: error: {' '.join(msg.split())}", file=sys.stderr)
+    return 2
+
+
+def _say(line: str) -> None:
+    """A result line, printed above a progress bar when one is drawn."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stdout)
+    sys.stdout.flush()
+
+
+def _resolve(args: argparse.Namespace) -> list[Target]:
+    """Every target resolved and parsed once; a :class:`SimbenchError` for the first bad one."""
+    targets = []
+    for text in args.targets:
+        t = resolve_target(text, base_orientation=args.base_orientation,
+                           inertia_from_file=not args.inertia_from_shapes)
+        if t.file_model.dof == 0:
+            raise SimbenchError(f"{text}: the robot has no movable joints, nothing to check")
+        targets.append(t)
+    return targets
+
+
+def _details(report: Report) -> None:
+    for r in report.results:
+        if r.verdict == FAIL and r.worst_line():
+            _say(f"  FAIL {r.target}: {r.worst_line()}")
+        for c in r.causes:
+            _say(f"  {r.target}: {c.line()}")
+
+
+def _output_file(path: str, what: str) -> None:
+    """:func:`writable_file`, and for a new file a real creation (removed again): a folder can
+    pass the permission test and still refuse files (``/proc`` for root)."""
+    out = writable_file(path, what)
+    if not out.exists():
+        try:
+            out.open("x").close()
+            out.unlink()
+        except OSError as exc:
+            raise SimbenchError(f"{what} {path!r} cannot be created ({exc.strerror}); expected a path "
+                                f"you can write to") from None
+
+
+def _write(report: Report, args: argparse.Namespace) -> None:
+    for path, text in ((args.json, lambda: json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"),
+                       (args.markdown, report.to_markdown)):
+        if path:
+            try:
+                Path(path).write_text(text())
+            except OSError as exc:
+                raise SimbenchError(f"cannot write the report {path!r}: {exc.strerror}") from None
+
+
+def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace, dyn: object) -> None:
+    for r in report.results:
+        target = targets.get(r.target)
+        if r.errors is None or r.verdict in (ERROR, SKIPPED) or target is None:
+            continue
+        try:
+            png = plot_robot(target, args.plot, dyn)  # type: ignore[arg-type]
+        except (UserCodeFault, SimbenchError) as exc:
+            _say(f"  plot: none for {r.target}: {' '.join(str(exc).split())}")
+            continue
+        if not args.quiet:
+            _say(f"  plot: {png}")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """Run ``simbench check``; the exit status (0, 1, 2 on a usage error, 130 interrupted)."""
+    corpus = getattr(args, "corpus", None)
+    if not args.targets and not corpus:
+        return _usage("give at least one TARGET (a URDF path, pybullet_data:NAME or SCENE.toml[:BODY]) "
+                      "or --corpus pybullet_data")
+    if args.samples < 1:
+        return _usage(f"--samples {args.samples}: expected a positive integer")
+    if not (args.tol > 0 and math.isfinite(args.tol)):
+        return _usage(f"--tol {args.tol}: expected a positive number")
+    if not (args.timeout > 0):
+        return _usage(f"--timeout {args.timeout}: expected a positive number of seconds")
+    try:
+        if args.json:
+            _output_file(args.json, "--json file")
+        if args.markdown:
+            _output_file(args.markdown, "--markdown file")
+        if args.plot:
+            writable_dir(args.plot, "--plot folder")
+            _pyplot()
+        if args.base_orientation is not None:
+            as_quaternion(args.base_orientation)
+        targets = _resolve(args)
+        dyn = load_dynamics(args.dynamics, timeout=args.timeout)
+    except SimbenchError as exc:
+        return _usage(str(exc))
+    quiet = bool(args.quiet)
+
+    def on_result(r: RobotResult) -> None:
+        if not quiet:
+            _say(r.line())
+
+    try:
+        try:
+            report = check(targets, corpus=corpus, samples=args.samples, seed=args.seed, tol=args.tol,
+                           dynamics=dyn, pinocchio=not args.no_pinocchio, timeout=args.timeout,
+                           on_result=on_result, base_orientation=args.base_orientation,
+                           inertia_from_file=not args.inertia_from_shapes)
+        except SimbenchError as exc:
+            return _usage(str(exc))
+        report.settings["strict"] = bool(args.strict)
+        if not quiet:
+            _details(report)
+        _say(report.summary())
+        try:
+            _write(report, args)
+        except SimbenchError as exc:
+            return _usage(str(exc))
+        if args.plot and not report.interrupted:
+            _plots(report, report.targets, args, dyn)
+    finally:
+        dyn.close()
+    if report.interrupted:
+        print("simbench check: interrupted; the results so far are in the reports", file=sys.stderr)
+        return 130
+    return report.exit_code(args.strict)
+
+
+__all__ = ["add_arguments", "run_cli"]

@@ -1,0 +1,173 @@
+"""The dynamics under test, behind one interface: ``evaluate(model, q, qd, qdd) -> (tau, M)``.
+
+* :class:`SimbenchDynamics`: :mod:`simbench.dynamics` itself (trusted; also the reference
+  with which causes are demonstrated on altered models).
+* :class:`FunctionDynamics`: a user's ``tau = f(q, qd, qdd)``
+  (:class:`~simbench.dynamics.protocols.InverseDynamicsFunction`), by name
+  (``"module:function"``, run in a worker process) or as a callable (run in a thread).
+* :class:`ModuleDynamics`: a model-level module given through the API
+  (:class:`~simbench.dynamics.protocols.DynamicsModule`, e.g. an adapter around another
+  library), run in a thread.
+
+User code never raises out of ``evaluate``: it raises :class:`UserCodeFault` with a verdict.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import dynamics as simbench_dynamics
+from ..dynamics.protocols import DynamicsModule, InverseDynamicsFunction
+from ..errors import SimbenchError
+from ..model import RobotModel
+from .isolation import ProcessRunner, ThreadRunner
+from .report import ERROR, FAIL
+from .usercode import FunctionNotFound, UserCodeFault, split_spec
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class SimbenchDynamics:
+    """:mod:`simbench.dynamics`: RNEA and CRBA on the model (gravity: ``model.gravity``)."""
+
+    label = "simbench.dynamics"
+    trusted = True
+
+    def tau(self, model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+            gravity: Sequence[float] | None = None) -> np.ndarray:
+        g = None if gravity is None else tuple(float(x) for x in gravity)
+        return np.asarray(simbench_dynamics.inverse_dynamics(model, q, qd, qdd, gravity=g), float)
+
+    def M(self, model: RobotModel, q: np.ndarray) -> np.ndarray:
+        return np.asarray(simbench_dynamics.mass_matrix(model, q), float)
+
+    def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
+                 qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.tau(model, q, qd, qdd), self.M(model, q)
+
+    def load(self) -> None:
+        """Nothing to load."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class FunctionDynamics:
+    """A user's ``tau = f(q, qd, qdd)`` for one robot, in ``model.joint_names`` order; ``M`` is
+    derived column by column. Runs in a worker process (by name) or a thread (a callable)."""
+
+    trusted = False
+
+    def __init__(self, runner: ProcessRunner | ThreadRunner, label: str):
+        self.runner, self.label = runner, label
+
+    def load(self) -> None:
+        self.runner.load()
+
+    def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
+                 qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.runner.evaluate(q, qd, qdd, model.joint_names, self.label)
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def _batch(out: Any, shape: tuple[int, ...], label: str, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} for {what}, not real numbers; "
+                                   f"expected an array of shape {shape}") from None
+    if arr.shape != shape:
+        raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} for {what}; expected {shape}")
+    if not np.all(np.isfinite(arr)):
+        raise UserCodeFault(FAIL, f"{label} returned non-finite values for {what} from finite inputs")
+    return arr
+
+
+class ModuleDynamics:
+    """A model-level module: ``inverse_dynamics(model, q, qd, qdd, *, gravity)`` and
+    ``mass_matrix(model, q)``, batched; run in a thread with a timeout, outputs checked."""
+
+    trusted = False
+
+    def __init__(self, module: DynamicsModule, label: str, timeout: float | None = DEFAULT_TIMEOUT):
+        self.module, self.label = module, label
+        self.runner = ThreadRunner(lambda *a: None, timeout)
+
+    def load(self) -> None:
+        """Nothing to load."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
+                 qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        def work() -> tuple[np.ndarray, np.ndarray]:
+            try:
+                tau = self.module.inverse_dynamics(model, q, qd, qdd, gravity=model.gravity)
+                M = self.module.mass_matrix(model, q)
+            except Exception as exc:
+                raise UserCodeFault(ERROR, f"{self.label} raised {type(exc).__name__}: "
+                                           f"{' '.join(str(exc).split())}") from None
+            return (_batch(tau, q.shape, self.label, "inverse_dynamics"),
+                    _batch(M, q.shape + q.shape[-1:], self.label, "mass_matrix"))
+
+        return self.runner.run(work, self.label, f"on {len(q)} samples")
+
+
+Dynamics = SimbenchDynamics | FunctionDynamics | ModuleDynamics
+
+
+def _check_module_exists(spec: str) -> None:
+    """A usage error when the module of ``"module:function"`` is nowhere to be found (nothing of
+    it is executed here: only its top-level name is looked up)."""
+    try:
+        mod_name, _ = split_spec(spec)
+    except ValueError as exc:
+        raise SimbenchError(str(exc)) from None
+    top = mod_name.split(".")[0]
+    sys.path.insert(0, os.getcwd())
+    try:
+        found = top in sys.modules or importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    finally:
+        sys.path.pop(0)
+    if not found:
+        raise SimbenchError(f"--dynamics {spec!r}: no module named {top!r} in the current folder "
+                            f"({os.getcwd()}) or on sys.path; expected module:function, e.g. mypkg.dyn:tau")
+
+
+def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) -> Dynamics:
+    """The dynamics under test from ``spec``:
+
+    ``None`` -> :class:`SimbenchDynamics`; ``"module:function"`` -> the function in a worker
+    process; an object with ``inverse_dynamics`` and ``mass_matrix`` -> :class:`ModuleDynamics`;
+    a callable ``tau = f(q, qd, qdd)`` -> run in a thread. ``timeout`` (seconds per robot, None
+    for none) bounds the user's code. A malformed spec or a module that does not exist is a
+    :class:`SimbenchError`; a module that fails to import is a verdict later (ERROR)."""
+    if spec is None:
+        return SimbenchDynamics()
+    if isinstance(spec, (SimbenchDynamics, FunctionDynamics, ModuleDynamics)):
+        return spec
+    if timeout is not None and not (timeout > 0):
+        raise SimbenchError(f"timeout {timeout!r}: expected a positive number of seconds")
+    if isinstance(spec, str):
+        _check_module_exists(spec)
+        return FunctionDynamics(ProcessRunner(spec, timeout), spec)
+    if isinstance(spec, DynamicsModule):
+        return ModuleDynamics(spec, getattr(spec, "__name__", type(spec).__name__), timeout)
+    if isinstance(spec, InverseDynamicsFunction):
+        return FunctionDynamics(ThreadRunner(spec, timeout), getattr(spec, "__qualname__", repr(spec)))
+    raise SimbenchError(f"dynamics must be None, 'module:function', a function tau = f(q, qd, qdd) or a "
+                        f"module with inverse_dynamics and mass_matrix; got {spec!r}")
+
+
+__all__ = ["DEFAULT_TIMEOUT", "SimbenchDynamics", "FunctionDynamics", "ModuleDynamics", "Dynamics",
+           "load_dynamics", "UserCodeFault", "FunctionNotFound"]

@@ -1,0 +1,114 @@
+"""PyBullet's floating-base ``calculateInverseDynamics`` / ``calculateMassMatrix`` in the
+conventions simbench adopts for floating bases (Pinocchio's free flyer):
+
+* ``q = [x, y, z, qx, qy, qz, qw, joints...]``: pose of the root *link* frame in the world;
+* ``v = [v; w; joint rates]``: linear velocity of the root link's origin and angular velocity,
+  both in the root link frame; ``a = dv/dt`` (spatial acceleration, as Pinocchio's);
+* inverse dynamics ``[f; n; joint torques]``: the wrench on the base in the root link frame.
+
+What PyBullet does instead, measured on this build against Pinocchio's free flyer (laikago and
+a1, to 1e-10; bullet3's ``PhysicsServerCommandProcessor::processInverseDynamicsCommand``):
+
+1. ``q`` must have 7 + n entries and ``qd``, ``qdd`` 6 + n (anything else: ``SystemError``).
+2. The base is the root's *inertial* frame (its COM, axes along PyBullet's principal axes of the
+   root inertia), not the URDF link frame: pose, velocities and wrench all refer to it.
+3. The quaternion is turned into roll, pitch, yaw (``getEulerZYX``) and handed to
+   btInverseDynamics' floating joint, which composes them as ``Rx(r) Ry(p) Rz(y)`` instead of
+   ``Rz(y) Ry(p) Rx(r)``: the orientation used is wrong unless it is a rotation about one axis
+   (a defect in PyBullet). :func:`pybullet_quaternion` gives the quaternion that makes PyBullet use
+   the intended orientation.
+4. ``qd`` base entries are ``[w; v]`` (angular first), base frame; ``qdd`` base entries are
+   ``[dw/dt; R^T p'']`` (the classical acceleration of the base origin, base frame).
+5. The output is ``[f; n; joints]`` (linear first: PyBullet swaps the tree's order), base frame,
+   about the base origin.
+6. ``calculateMassMatrix`` takes the n joint positions only (passing 7 + n shifts the base pose
+   into the joints, silently), and returns the (6 + n)^2 matrix in the base frame ordered
+   ``[angular; linear; joints]`` (not swapped, unlike inverse dynamics); in base-frame
+   coordinates it does not depend on the base pose.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._quiet import import_pybullet
+from ..bullet.records import dynamics_info
+
+p = import_pybullet()
+
+
+def _skew(c: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+
+
+def _rotation(quat: np.ndarray) -> np.ndarray:
+    """(..., 4) unit quaternions x y z w -> (..., 3, 3)."""
+    x, y, z, w = np.moveaxis(np.asarray(quat, float), -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def pybullet_quaternion(R: np.ndarray) -> np.ndarray:
+    """The quaternion to hand PyBullet's floating-base inverse dynamics so that it uses the
+    orientation ``R``: write ``R = Rx(a) Ry(b) Rz(c)`` (PyBullet's composition) and return the
+    quaternion of ``Rz(c) Ry(b) Rx(a)``, whose roll, pitch, yaw are (a, b, c)."""
+    Rt = np.swapaxes(np.asarray(R, float), -1, -2)  # R^T = Rz(-c) Ry(-b) Rx(-a): its rpy is -(a, b, c)
+    a = -np.arctan2(Rt[..., 2, 1], Rt[..., 2, 2])
+    b = np.arcsin(np.clip(Rt[..., 2, 0], -1.0, 1.0))
+    c = -np.arctan2(Rt[..., 1, 0], Rt[..., 0, 0])
+    ca, sa, cb, sb, cc, sc = np.cos(a / 2), np.sin(a / 2), np.cos(b / 2), np.sin(b / 2), np.cos(c / 2), np.sin(c / 2)
+    return np.stack([sa * cb * cc - ca * sb * sc, ca * sb * cc + sa * cb * sc,
+                     ca * cb * sc - sa * sb * cc, ca * cb * cc + sa * sb * sc], -1)
+
+
+class FloatingBaseConvention:
+    """Our floating-base q, v, a (module docstring) <-> PyBullet's, for one loaded body."""
+
+    def __init__(self, robot: object):
+        info = dynamics_info(robot.body, -1, robot.client)  # type: ignore[attr-defined]
+        self.c = np.array(info.local_inertial_position, float)                    # link -> inertial, link frame
+        self.R_in = np.array(p.getMatrixFromQuaternion(info.local_inertial_orientation)).reshape(3, 3)
+        T = np.zeros((6, 6))  # [w_B; v_B] = T [v_L; w_L]
+        T[:3, 3:] = self.R_in.T
+        T[3:, :3] = self.R_in.T
+        T[3:, 3:] = -self.R_in.T @ _skew(self.c)
+        self.T = T
+
+    def _full(self, n: int) -> np.ndarray:
+        out = np.eye(6 + n)
+        out[:6, :6] = self.T
+        return out
+
+    def inverse_dynamics(self, robot: object, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """(N, 6 + n) ``[f; n; joint torques]`` in the root link frame, from PyBullet."""
+        q, v, a = (np.atleast_2d(np.asarray(x, float)) for x in (q, v, a))
+        R_L = _rotation(q[:, 3:7])
+        R_B = R_L @ self.R_in
+        p_B = q[:, :3] + np.einsum("nij,j->ni", R_L, self.c)
+        quat = pybullet_quaternion(R_B)
+        vL, wL, aL, dwL = v[:, :3], v[:, 3:6], a[:, :3], a[:, 3:6]
+        u = np.einsum("ij,nj->ni", self.T, v[:, :6])
+        acc_L = aL + np.cross(wL, vL) + np.cross(dwL, self.c) + np.cross(wL, np.cross(wL, self.c))
+        du = np.concatenate([dwL @ self.R_in, acc_L @ self.R_in], axis=1)  # R_in^T x, row-wise
+        out = np.empty_like(v)
+        body, client = robot.body, robot.client  # type: ignore[attr-defined]
+        for k in range(len(q)):
+            tb = np.array(p.calculateInverseDynamics(
+                body, [*p_B[k], *quat[k], *q[k, 7:]], [*u[k], *v[k, 6:]], [*du[k], *a[k, 6:]],
+                physicsClientId=client))
+            wrench_B = np.r_[tb[3:6], tb[:3]]  # [n; f] pairs with [w; v]
+            out[k, :6] = self.T.T @ wrench_B
+            out[k, 6:] = tb[6:]
+        return out
+
+    def mass_matrix(self, robot: object, q: np.ndarray) -> np.ndarray:
+        """(N, 6 + n, 6 + n) in our velocity coordinates, from PyBullet (base pose does not matter)."""
+        q = np.atleast_2d(np.asarray(q, float))
+        n = q.shape[1] - 7
+        T = self._full(n)
+        body, client = robot.body, robot.client  # type: ignore[attr-defined]
+        return np.array([T.T @ np.array(p.calculateMassMatrix(body, list(row[7:]), physicsClientId=client)) @ T
+                         for row in q])
+
+
+__all__ = ["FloatingBaseConvention", "pybullet_quaternion"]

@@ -1,0 +1,91 @@
+"""Per-robot torque plots of ``simbench check --plot``: ours, PyBullet's and Pinocchio's joint
+torques along a smooth trajectory, and |ours - PyBullet|. Needs matplotlib (the ``plot`` extra)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import SimbenchError
+from ..model import RobotModel
+from .bullet import BulletRobot, captured_output
+from .checker import pinocchio_voice
+from .dynamics import Dynamics
+from .targets import Target
+
+
+def smooth_trajectory(model: RobotModel, n: int = 200, duration: float = 4.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``t, q, qd, qdd`` of ``q_i(t) = c_i + a_i sin(w_i t + phi_i)`` inside the limits."""
+    lo, hi = np.array(model.lower), np.array(model.upper)
+    finite = np.isfinite(lo) & np.isfinite(hi) & (lo <= hi)
+    c = np.where(finite, 0.5 * (np.where(finite, lo, 0) + np.where(finite, hi, 0)), 0.0)
+    a = np.where(finite, np.minimum(0.45 * (np.where(finite, hi, 1) - np.where(finite, lo, 0)), 1.0), 1.0)
+    k = np.arange(model.dof)
+    w = 2 * math.pi * (0.25 + 0.1 * (k % 5))
+    phi = 0.7 * k
+    t = np.linspace(0.0, duration, n)[:, None]
+    s, co = np.sin(w * t + phi), np.cos(w * t + phi)
+    return t[:, 0], c + a * s, a * w * co, -a * w * w * s
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SimbenchError("--plot needs matplotlib: pip install 'simbench[plot]'") from None
+    return plt
+
+
+def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints: int = 12,
+               n: int = 200) -> Path:
+    """A PNG of per-joint torque along :func:`smooth_trajectory`: the dynamics under test,
+    PyBullet, Pinocchio, and |ours - PyBullet|. Raises what ``dyn.evaluate`` raises for a
+    faulty user function (:class:`~simbench.check.usercode.UserCodeFault`)."""
+    plt = _pyplot()
+    with BulletRobot(target.load) as bullet:
+        model, _ = target.model_in(bullet)
+        t, q, qd, qdd = smooth_trajectory(model, n)
+        with captured_output():
+            tau_b = bullet.inverse_dynamics(q, qd, qdd)
+    tau, _ = dyn.evaluate(model, q, qd, qdd)
+    voice = pinocchio_voice(str(target.path), model, q, qd, qdd) if target.scale == 1.0 else "scaled"
+    tau_p = None if isinstance(voice, str) else voice[0]
+    nj = min(model.dof, max_joints)
+    cols = min(3, nj + 1)
+    rows = math.ceil((nj + 1) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.6 * rows), squeeze=False)
+    for i in range(nj):
+        ax = axes.flat[i]
+        ax.plot(t, tau_b[:, i], color="k", lw=2.5, alpha=0.35, label="PyBullet")
+        ax.plot(t, tau[:, i], color="C0", lw=1.2, label=dyn.label.split(" ")[0])
+        if tau_p is not None:
+            ax.plot(t, tau_p[:, i], color="C1", lw=1, ls="--", label="Pinocchio")
+        ax.set_title(model.joint_names[i], fontsize=9)
+        ax.set_ylabel("N m / N", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes.flat[0].legend(fontsize=7)
+    ax = axes.flat[nj]
+    for i in range(nj):
+        ax.semilogy(t, np.abs(tau - tau_b)[:, i] + 1e-18, lw=1, label=model.joint_names[i])
+    ax.set_title("|ours - PyBullet|", fontsize=9)
+    ax.set_xlabel("t [s]", fontsize=8)
+    ax.tick_params(labelsize=7)
+    for extra in list(axes.flat)[nj + 1:]:
+        extra.axis("off")
+    fig.suptitle(f"{target.label}: joint torque along a smooth trajectory", fontsize=10)
+    fig.tight_layout()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in target.label)
+    png = out / f"{stem}.png"
+    fig.savefig(png, dpi=80)
+    plt.close(fig)
+    return png
+
+
+__all__ = ["smooth_trajectory", "plot_robot"]

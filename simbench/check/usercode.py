@@ -1,0 +1,228 @@
+"""A user's ``tau = f(q, qd, qdd)`` under test: loading it by name, calling it, and judging what
+it returns, so that faulty code gets a verdict instead of crashing ``check``.
+
+The contract (:class:`simbench.dynamics.protocols.InverseDynamicsFunction`): ``f`` takes three
+arrays of shape ``(n,)`` in ``model.joint_names`` order and returns ``n`` finite torques. The
+mass matrix is derived from it column by column, ``M e_j = f(q, 0, e_j) - f(q, 0, 0)``
+(Featherstone, *Rigid Body Dynamics Algorithms*, the unit-vector method for the joint-space
+inertia matrix).
+
+A breach becomes a :class:`UserCodeFault` with a verdict and one line: ``ERROR`` when no
+torques came back (an exception, ``None``, strings, a wrong shape, an import that fails),
+``FAIL`` when the torques are not finite for finite inputs. :func:`serve` is the loop of the
+worker process that :mod:`simbench.check.isolation` runs the function in.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .report import ERROR, FAIL
+
+
+class UserCodeFault(Exception):
+    """The dynamics under test broke its contract; ``verdict`` is ERROR or FAIL."""
+
+    def __init__(self, verdict: str, message: str):
+        super().__init__(message)
+        self.verdict, self.message = verdict, message
+
+    def __reduce__(self) -> tuple:
+        return (UserCodeFault, (self.verdict, self.message))
+
+
+class FunctionNotFound(Exception):
+    """The module imports but has no such function (a usage error, not a verdict)."""
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``"module:function"`` -> (module, function); ``ValueError`` naming the expected form."""
+    mod, _, func = spec.partition(":")
+    if not mod or not func or ":" in func:
+        raise ValueError(f"--dynamics {spec!r}: expected module:function, e.g. mypkg.dyn:tau")
+    return mod, func
+
+
+def _where(exc: BaseException) -> str:
+    """'file.py:12 in name' of the innermost frame of an exception's traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (at {os.path.basename(f.filename)}:{f.lineno} in {f.name})"
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., Any]:
+    """Import ``module`` of ``"module:function"`` (``search_path`` first on ``sys.path``) and
+    return the function. :class:`UserCodeFault` (ERROR) when the import fails;
+    :class:`FunctionNotFound` when the name is missing (with the closest names)."""
+    mod_name, func_name = split_spec(spec)
+    for entry in reversed(list(search_path)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    try:
+        module = importlib.import_module(mod_name)
+    except BaseException as exc:  # SyntaxError, ImportError, anything the module raises
+        if isinstance(exc, SyntaxError):
+            where = f" ({os.path.basename(exc.filename or '?')}, line {exc.lineno})"
+            raise UserCodeFault(ERROR, f"cannot import {mod_name!r}: SyntaxError: {exc.msg}{where}") from None
+        raise UserCodeFault(ERROR, f"cannot import {mod_name!r}: {_describe(exc)}{_where(exc)}") from None
+    func = getattr(module, func_name, None)
+    if func is None:
+        names = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
+        close = difflib.get_close_matches(func_name, names, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise FunctionNotFound(f"--dynamics {spec!r}: module {mod_name!r} has no function {func_name!r}{hint}")
+    if not callable(func):
+        raise FunctionNotFound(f"--dynamics {spec!r}: {func_name!r} in {mod_name!r} is a "
+                               f"{type(func).__name__}; expected a function tau = f(q, qd, qdd)")
+    return func
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> np.ndarray:
+    """``out`` as ``(n,)`` float torques, or a :class:`UserCodeFault` saying what is wrong."""
+    n = len(joint_names)
+    expected = f"expected {n} torques (shape ({n},)) in joint_names order"
+    if out is None:
+        raise UserCodeFault(ERROR, f"{label} returned None {where}; {expected}")
+    try:
+        arr = np.asarray(out)
+    except Exception:  # ragged sequences and objects numpy cannot hold
+        raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} {_short(out)} {where}; "
+                                   f"{expected}") from None
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(float) if arr.dtype.kind == "O" else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is None:
+            raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} {_short(out)} {where}, "
+                                       f"not real numbers; {expected}")
+    arr = np.asarray(arr, float)
+    if arr.size != n or arr.squeeze().ndim > 1:
+        raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} {where}; {expected}")
+    arr = arr.reshape(n)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise UserCodeFault(FAIL, f"{label} returned {arr[j]} for joint {joint_names[j]!r} {where} "
+                                  f"from finite inputs ({int(bad.sum())} of {n} torques not finite)")
+    return arr
+
+
+def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+         joint_names: Sequence[str], label: str, where: str) -> np.ndarray:
+    """One call of the user's function, judged."""
+    try:
+        out = func(q.copy(), qd.copy(), qdd.copy())
+    except BaseException as exc:  # anything the user's code raises, SystemExit included
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{_where(exc)} {where}") from None
+    return as_torques(out, joint_names, label, where)
+
+
+def evaluate(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+             joint_names: Sequence[str], label: str) -> tuple[np.ndarray, np.ndarray]:
+    """``tau`` (N, n) for each sample and ``M`` (N, n, n) by columns; :class:`UserCodeFault` on
+    the first breach."""
+    N, n = q.shape
+    tau = np.empty((N, n))
+    M = np.empty((N, n, n))
+    zero = np.zeros(n)
+    for i in range(N):
+        tau[i] = call(func, q[i], qd[i], qdd[i], joint_names, label, f"at sample {i}")
+    for i in range(N):
+        bias = call(func, q[i], zero, zero, joint_names, label, f"at sample {i} with qd = qdd = 0")
+        for j in range(n):
+            e = np.zeros(n)
+            e[j] = 1.0
+            M[i, :, j] = call(func, q[i], zero, e, joint_names, label,
+                              f"at sample {i} with qd = 0, qdd = e[{joint_names[j]!r}]") - bias
+    return tau, M
+
+
+# ---------------------------------------------------------------------- the worker process
+def _die_with_parent() -> None:
+    """End this worker when the check that started it ends (even by SIGKILL): Linux's
+    PR_SET_PDEATHSIG where available, and a thread that watches the parent's pid."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent watch", daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def serve_fd(fd: int) -> None:
+    """Entry point of the worker process: serve requests on the pipe end ``fd``."""
+    from multiprocessing.connection import Connection
+
+    _die_with_parent()
+    serve(Connection(fd))
+
+
+def serve(conn: Any) -> None:
+    """Worker loop: ``("load", spec, search_path)`` and ``("eval", q, qd, qdd, names, label)``
+    requests on ``conn``; replies ``("ok", ...)``, ``("fault", verdict, message)`` or
+    ``("missing", message)``. Never raises (nothing the user's code does prints a traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    func: Callable[..., Any] | None = None
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if request[0] == "load":
+                func = load_function(request[1], request[2])
+                reply: tuple = ("ok",)
+            elif request[0] == "eval" and func is not None:
+                reply = ("ok", *evaluate(func, *request[1:]))
+            else:
+                return
+        except UserCodeFault as fault:
+            reply = ("fault", fault.verdict, fault.message)
+        except FunctionNotFound as exc:
+            reply = ("missing", str(exc))
+        except BaseException as exc:  # our own failure: report it, do not die silently
+            reply = ("fault", ERROR, f"the worker failed: {_describe(exc)}")
+        try:
+            conn.send(reply)
+        except (OSError, ValueError, TypeError):
+            return
+
+
+__all__ = ["UserCodeFault", "FunctionNotFound", "split_spec", "load_function", "as_torques", "call",
+           "evaluate", "serve", "serve_fd"]
