@@ -28,6 +28,7 @@ _LAZY = {
     "ClosestPoints": "simbench.bullet.collision",
     "Simulation": "simbench.sim",
     "dynamics": "simbench.dynamics",
+    "sweep": "simbench.sweep",
 }
 
 

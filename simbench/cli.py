@@ -18,6 +18,7 @@ _DELEGATED = {
     "check": ("simbench.bullet.crosscheck", "cross-check our dynamics against PyBullet (and Pinocchio)"),
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
     "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
+    "sweep": ("simbench.sweep.cli", "large collision/dynamics/check jobs in resumable chunks, locally or on Ray"),
 }
 
 
