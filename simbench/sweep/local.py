@@ -35,7 +35,7 @@ MAX_ATTEMPTS = 3   # a chunk whose worker died this often fails the sweep
 
 def _worker_main(conn: Any, spec: JobSpec, inherited: tuple[int, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when workers stop
-    for fd in inherited:  # other workers' pipe ends, inherited through fork
+    for fd in inherited:  # the driver's pipe ends, inherited through fork: EOF when the driver dies
         try:
             os.close(fd)
         except OSError:
@@ -65,7 +65,9 @@ def _worker_main(conn: Any, spec: JobSpec, inherited: tuple[int, ...]) -> None:
 class _Worker:
     def __init__(self, ctx: Any, spec: JobSpec, others: list["_Worker"], number: int):
         self.conn, child = ctx.Pipe(duplex=True)
-        inherited = tuple(w.conn.fileno() for w in others if not w.conn.closed) if ctx.get_start_method() == "fork" else ()
+        inherited: tuple[int, ...] = ()
+        if ctx.get_start_method() == "fork":  # the child must not hold the driver's ends (its own included)
+            inherited = (self.conn.fileno(), *(w.conn.fileno() for w in others if not w.conn.closed))
         self.proc = ctx.Process(target=_worker_main, args=(child, spec, inherited), daemon=True,
                                 name=f"simbench-sweep-worker-{number}")
         self.proc.start()
