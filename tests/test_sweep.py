@@ -251,6 +251,8 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     (["collision", SCENE, "--samples", "5", "--out", "o", "--pair", "robot/link_9", "ground"], "unknown link 'link_9'"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--margin", "2"], "margin = 2 m exceeds max_distance = 1 m"),
     (["check", "--out", "o"], "sweep check needs at least one TARGET"),
+    (["collision", SCENE, "--samples", "5", "--out", "o", "--engine", "ray", "--ray-address", "127.0.0.1:1"],
+     "cannot reach a Ray cluster at '127.0.0.1:1' (Connection refused)"),
     (["collision", SCENE, "--samples", "5", "--out", "full"], "is not empty and holds no sweep (found notes.txt)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
@@ -284,3 +286,23 @@ def test_command_from_another_folder_writes_a_dataset_there(tmp_path):
     table = ds.dataset(tmp_path / "dyn").to_table()
     assert table.num_rows == 1000 and sorted(table["sample"].to_pylist()) == list(range(1000))
     assert sorted(Path(tmp_path / "dyn").iterdir())[0].name == "_lock"
+
+
+def test_without_the_sweep_extra_the_local_engine_writes_and_the_rest_names_the_extra(tmp_path):
+    """A fresh install has neither pyarrow nor Ray: hidden here from a child interpreter."""
+    code = (
+        "import sys; sys.modules['pyarrow'] = None; sys.modules['ray'] = None\n"
+        "from simbench.cli import main\n"
+        "args = ['sweep', 'collision', 'simbench:kuka_cubes.toml', '--samples', '300', '--seed', '0', '--out', 'o',"
+        " '--pair', 'robot/lbr_iiwa_link_7', 'cube1', '-q']\n"
+        "print('rc', main(args)); print('rc', main(args + ['--engine', 'ray']))\n"
+        "import simbench\n"
+        "try:\n    simbench.sweep.read('o')\nexcept simbench.SimbenchError as e:\n    print('read:', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0].startswith("sweep collision: 300 configs in 1 chunks") and out[1] == "rc 0"
+    assert out[2] == "rc 2" and "simbench sweep: error: --engine ray needs Ray: pip install 'simbench[sweep]'" in proc.stderr
+    assert out[3] == "read: reading a sweep needs pyarrow: pip install 'simbench[sweep]'"
+    table = ds.dataset(tmp_path / "o").to_table()  # what it wrote without pyarrow, read with it
+    assert table.num_rows == 300 and table.column_names[-1] == "any_collision"

@@ -15,7 +15,10 @@ pairs ``("robot/lbr_iiwa_link_7", "cube1")``: ``body`` is the whole body, ``body
 link, ``body/(base)`` the base link.
 
 Configurations: uniform within the joint limits (:mod:`simbench.sweep.sampling`; joints without
-limits in [-pi, pi] rad or [-1, 1] m), or the rows of a ``.npy``/Parquet file (``configs=``).
+limits in [-pi, pi] rad or [-1, 1] m), or the rows of a ``.npy``/Parquet file (``configs=``): a
+``.npy`` file is memory-mapped (each chunk reads its rows), a Parquet file is read once per
+worker (N x dof floats; prefer ``.npy`` for inputs larger than memory). Every worker needs the
+file at the same path (it is checked by its SHA-256).
 """
 from __future__ import annotations
 
@@ -164,6 +167,7 @@ class CollisionRunner:
                     or list(self.det.joint_names) != spec.option("joints"):
                 raise SimbenchError("the scene resolves to other pairs or joints in this worker than in the driver")
             self.configs = spec.path("configs") if spec.option("sampler")["kind"] == "file" else None
+            self._rows: np.ndarray | None = None
         except BaseException:
             self.close()
             raise
@@ -171,7 +175,11 @@ class CollisionRunner:
     def inputs(self, chunk: Chunk) -> np.ndarray:
         sampler = self.spec.option("sampler")
         if sampler["kind"] == "file":
-            return read_rows(self.configs, self.spec.option("joints"), chunk.start, chunk.stop)
+            if self.configs.suffix == ".npy":  # memory-mapped: only the chunk's rows are read
+                return read_rows(self.configs, self.spec.option("joints"), chunk.start, chunk.stop)
+            if self._rows is None:  # Parquet: read once per worker (N x dof floats)
+                self._rows = read_rows(self.configs, self.spec.option("joints"), 0, None)
+            return self._rows[chunk.start:chunk.stop]
         return uniform(self.spec.seed, chunk.start, chunk.stop, sampler["low"], sampler["high"])
 
     def run(self, chunk: Chunk) -> dict[str, Any]:

@@ -74,6 +74,7 @@ class _Worker:
         child.close()
         self.inflight: deque[Chunk] = deque()
         self.number = number
+        self.ready = False  # its runner is built
 
     @property
     def name(self) -> str:
@@ -144,11 +145,10 @@ class _Pool:
         queue = deque(todo)
         attempts: dict[int, int] = {}
         replaced = 0
-        ready: set[int] = set()
         try:
             while queue or any(w.inflight for w in self.workers):
                 for w in self.workers:
-                    while id(w) in ready and queue and len(w.inflight) < DEPTH:
+                    while w.ready and queue and len(w.inflight) < DEPTH:
                         chunk = queue.popleft()
                         w.inflight.append(chunk)
                         w.conn.send(chunk)
@@ -166,14 +166,13 @@ class _Pool:
                             queue.appendleft(chunk)
                         logger.warning("%s died (exit code %s); %d chunk(s) computed again by a new worker",
                                        w.name, w.proc.exitcode, len(w.inflight))
-                        ready.discard(id(w))
                         w.inflight.clear()
                         w.stop()
                         self.workers[self.workers.index(w)] = self._new()
                         replaced += 1
                         continue
                     if tag == "ready":
-                        ready.add(id(w))
+                        w.ready = True
                     elif tag == "done":
                         if not w.inflight or w.inflight[0].index != index:
                             raise SweepError(f"{w.name} answered chunk {index} out of order")  # cannot happen

@@ -68,10 +68,27 @@ class SweepActor:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def probe(address: str, timeout: float = 5.0) -> None:
+    """One clear error if nothing listens at a ``HOST:PORT`` (or ``ray://HOST:PORT``) address:
+    ``ray.init`` would otherwise retry for minutes."""
+    import socket
+
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not port.isdigit():
+        raise SimbenchError(f"--ray-address {address!r}: expected auto or HOST:PORT (e.g. 10.0.0.5:6379)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise SimbenchError(f"cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); start one with "
+                            "`ray start --head --port PORT` there, or leave out --ray-address for a local instance") from None
+
+
 def start(ray: Any, address: str | None, workers: int | None) -> bool:
     """Initialise Ray (see the module docstring); True when this call started it."""
     if ray.is_initialized():
         return False
+    if address not in (None, "auto", "local"):
+        probe(address)
     kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     try:
         if address is None:
@@ -90,14 +107,14 @@ def cluster_cpus(ray: Any) -> int:
 
 
 def run_ray(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], None], workers: int | None,
-            address: str | None = None, on_start: Callable[[list], None] | None = None) -> dict[str, Any]:
-    """Compute ``todo`` on Ray actors, handing each finished chunk to ``deliver``. Returns facts
-    about the run (``workers``, ``startup_seconds``, ``replaced``)."""
+            on_start: Callable[[list], None] | None = None) -> dict[str, Any]:
+    """Compute ``todo`` on Ray actors (Ray initialised, see :func:`start`), handing each finished
+    chunk to ``deliver``. Returns facts about the run (``workers``, ``actor_start_seconds``:
+    until every actor has loaded the job, ``replaced``: actors lost for good)."""
     import time
 
     ray = require_ray()
     t0 = time.perf_counter()
-    started = start(ray, address, workers)
     actors: list[Any] = []
     try:
         n = workers or cluster_cpus(ray)
@@ -107,19 +124,17 @@ def run_ray(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], Non
         for err in ray.get([a.ready.remote() for a in actors]):
             if err is not None:
                 raise SimbenchError(f"a Ray worker cannot load the job: {err}")
-        startup = time.perf_counter() - t0
+        ready = time.perf_counter() - t0
         if on_start is not None:
             on_start(actors)
         replaced = _loop(ray, remote, spec, actors, todo, deliver)
-        return {"workers": n, "startup_seconds": startup, "replaced": replaced}
+        return {"workers": n, "actor_start_seconds": ready, "replaced": replaced}
     finally:
         for a in actors:
             try:
                 ray.kill(a)
             except Exception:
                 pass
-        if started:
-            ray.shutdown()
 
 
 def _loop(ray: Any, remote: Any, spec: JobSpec, actors: list, todo: list[Chunk],

@@ -60,7 +60,8 @@ class SweepResult:
         n, total = len(self.manifest["chunks"]), self.manifest["n_chunks"]
         what = f"{self.rows:,} {UNITS.get(job['kind'], 'row')}s in {self.computed} chunks"
         rate = f", {self.rate:,.0f}/s" if self.rate >= 10 else f", {self.rate:.2g}/s" if self.rate else ""
-        extra = f", {self.skipped} chunks already done" if self.skipped else ""
+        extra = f", Ray start-up {self.facts['ray_startup_seconds']:.1f} s" if "ray_startup_seconds" in self.facts else ""
+        extra += f", {self.skipped} chunks already done" if self.skipped else ""
         extra += f", {self.redone} redone (checksum)" if self.redone else ""
         state = "complete" if self.complete else f"{n} of {total} chunks"
         counts = self.totals
@@ -101,14 +102,25 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         raise SimbenchError(f"ray_address = {ray_address!r} needs engine 'ray' (--engine ray)")
     if workers is not None:
         workers = check_count(workers, "workers")
-    if engine == "ray":
-        from .ray_engine import require_ray
+    ray, started, facts = None, False, {}
+    if engine == "ray":  # joined (or started) before the folder is touched: a bad address writes nothing
+        from .ray_engine import require_ray, start
 
-        require_ray()  # before the folder is touched
+        ray = require_ray()
+        t = time.perf_counter()
+        started = start(ray, ray_address, workers)
+        if started:
+            facts["ray_startup_seconds"] = time.perf_counter() - t
     n_workers = workers or (default_workers() if engine == "local" else 0)
     t0 = time.perf_counter()
-    folder = SweepFolder(out, spec, engine=engine, workers=n_workers)
-    status, facts = "failed", {"workers": n_workers}
+    try:
+        folder = SweepFolder(out, spec, engine=engine, workers=n_workers)
+    except BaseException:
+        if started:
+            ray.shutdown()
+        raise
+    status = "failed"
+    facts["workers"] = n_workers
     rows = sum(c.rows for c in folder.todo)
     from ..progress import progress as bar_of
 
@@ -126,7 +138,7 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         else:
             from .ray_engine import run_ray
 
-            facts.update(run_ray(spec, folder.todo, deliver, workers, ray_address, on_start))
+            facts.update(run_ray(spec, folder.todo, deliver, workers, on_start))
         status = "complete"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -135,8 +147,10 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         if bar is not None:
             bar.close()
         seconds = time.perf_counter() - t0
-        folder.run_record.update({k: v for k, v in facts.items() if k in ("workers", "replaced", "startup_seconds")})
+        folder.run_record.update({k: v for k, v in facts.items() if k in ("workers", "replaced", "ray_startup_seconds")})
         folder.close(status, seconds)
+        if started:
+            ray.shutdown()
     result = SweepResult(folder.dir, folder.manifest, folder.written, len(folder.chunks) - len(folder.todo),
                          folder.redone, rows, seconds, engine, facts)
     logger.info("%s", result.summary())
