@@ -272,7 +272,7 @@ def test_mismatched_rerun_from_the_command_line_is_one_line_and_exit_2(tmp_path)
     assert first.returncode == 0 and "sweep collision: 20 configs in 1 chunks" in first.stdout, first.stderr
     proc = run_cli(*base, "--seed", "2", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip() == (
-        f"simbench sweep: error: sweep output folder 'o' holds another sweep: seed is 1 there, 2 in this run; "
+        "simbench sweep: error: sweep output folder 'o' holds another sweep: seed is 1 there, 2 in this run; "
         "use another --out, or the same parameters to resume")
     manifest = json.loads((tmp_path / "o" / "_manifest.json").read_text())
     assert manifest["complete"] and manifest["job"]["seed"] == 1 and len(manifest["runs"]) == 1

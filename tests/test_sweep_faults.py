@@ -119,3 +119,25 @@ def test_driver_killed_outright_then_rerun_completes_with_identical_results(tmp_
                 workers=2, progress=False)
     assert checksums(tmp_path / "o") == checksums(ref.out) and exactly_once(tmp_path / "o", 60_000)
     assert not list((tmp_path / "o").glob(".chunk-*"))
+
+
+def test_a_script_that_ran_parallel_numba_kernels_first_still_gets_working_workers(tmp_path):
+    """numba's OpenMP pool kills forked children ("fork() called from a process already using
+    GNU OpenMP"): such a process spawns its workers instead. The oracle: one worker in-process."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import numpy as np, simbench\n"
+        "from simbench.dynamics import inverse_dynamics\n"
+        "if __name__ == '__main__':\n"
+        "    m = simbench.RobotModel.from_urdf('pybullet_data:kuka_iiwa/model.urdf')\n"
+        "    q = np.zeros((20000, 7))\n"
+        "    inverse_dynamics(m, q, q, q)  # a batch: numba's parallel kernels start their threads\n"
+        "    for w in (2, 1):\n"
+        "        r = simbench.sweep('dynamics', 'pybullet_data:kuka_iiwa/model.urdf', samples=400, seed=0,\n"
+        "                           chunk_size=100, workers=w, out=f'w{w}', progress=False)\n"
+        "        print(w, r.complete, r.facts['replaced'], [c['sha256'] for c in r.manifest['chunks'].values()])\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "OpenMP" not in proc.stderr, proc.stderr
+    two, one = (line.split(" ", 3) for line in proc.stdout.splitlines())
+    assert two[1:3] == ["True", "0"] and one[1:3] == ["True", "0"]
+    assert sorted(eval(two[3])) == sorted(eval(one[3])) and len(eval(one[3])) == 4

@@ -1,6 +1,7 @@
 """The local engine: chunks computed on this machine, with no extra dependency.
 
-``workers=1`` computes in this process. ``workers=k > 1`` starts ``k`` worker processes; each
+``workers=1`` computes in this process. ``workers=k > 1`` starts ``k`` worker processes (forked
+or spawned, see :func:`_start_method`); each
 builds its runner once (loads the scene or robot into its own DIRECT server) and then computes
 the chunks it is sent, two at a time in flight so it never waits for the driver. The driver
 (this process) only writes the finished files. A worker that dies (killed, crashed) is
@@ -93,9 +94,22 @@ class _Worker:
 
 
 def _start_method() -> str:
+    """``fork`` (a ready worker in about 0.1 s) when this process is single-threaded and has no
+    GUI or shared-memory PyBullet client; otherwise ``spawn`` (about 1 s; scripts then need the
+    ``if __name__ == "__main__":`` guard): threads do not survive a fork, and GNU OpenMP, which
+    numba's parallel kernels start, kills a forked child outright. ``SIMBENCH_WORKER_START``
+    overrides."""
     from ..bullet.collision_workers import start_method
 
-    return start_method()
+    method = start_method()
+    if method == "fork" and not os.environ.get("SIMBENCH_WORKER_START"):
+        try:
+            threads = len(os.listdir("/proc/self/task"))
+        except OSError:
+            threads = 1
+        if threads > 1:
+            return "spawn"
+    return method
 
 
 def run_local(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], None], workers: int) -> dict[str, Any]:
