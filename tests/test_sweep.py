@@ -306,3 +306,16 @@ def test_without_the_sweep_extra_the_local_engine_writes_and_the_rest_names_the_
     assert out[3] == "read: reading a sweep needs pyarrow: pip install 'simbench[sweep]'"
     table = ds.dataset(tmp_path / "o").to_table()  # what it wrote without pyarrow, read with it
     assert table.num_rows == 300 and table.column_names[-1] == "any_collision"
+
+
+def test_progress_bar_shows_count_rate_and_time_left(tmp_path):
+    env = {**os.environ, "SIMBENCH_PROGRESS": "1"}  # as on a terminal
+    proc = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", "dynamics", "simbench:planar_2r.urdf",
+                           "--samples", "6000", "--chunk-size", "1000", "--out", "p", "--workers", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    import re
+
+    lines = proc.stderr.replace("\r", "\n").split("\n")
+    drawn = [line for line in lines if re.search(r"\| [1-9]\d*/6000 \[\d\d:\d\d<\d\d:\d\d, [\d.]+state/s\]", line)]
+    assert drawn, proc.stderr  # rows done of the total, elapsed<time left, rate
