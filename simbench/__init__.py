@@ -28,6 +28,7 @@ _LAZY = {
     "Simulation": "simbench.sim",
     "dynamics": "simbench.dynamics",
     "load_source": "simbench.urdf_source",
+    "sweep": "simbench.sweep",
 }
 
 

@@ -22,6 +22,7 @@ _DELEGATED = {
     "check": ("simbench.check.cli", "cross-check our dynamics against PyBullet (and Pinocchio)"),
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
     "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
+    "sweep": ("simbench.sweep.cli", "large collision/dynamics/check jobs in resumable chunks, locally or on Ray"),
 }
 #: subcommands that load URDF files, and so take --package and --xacro-arg
 _LOADS_URDF = ("info", "check", "run")

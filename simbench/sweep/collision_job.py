@@ -1,0 +1,213 @@
+"""``simbench sweep collision SCENE``: configurations -> distances and in-collision flags of the
+scene's named pairs (optionally witness points), on the collision detector.
+
+Rows: ``sample``, the configuration ``q(joint)`` (the robot's movable joints, file order),
+``distance(A, B)`` per pair (signed, metres, saturating at ``max_distance``),
+``in_collision(A, B)`` (distance < ``margin``) and ``any_collision``; with ``witness``,
+``point_a(A, B).x/y/z`` and ``point_b(A, B).x/y/z`` (world frame; NaN when nothing lies within
+``max_distance``).
+
+Pairs (``pairs=``): ``"world"``, the whole robot against each other body, one pair per body (the
+robot's links that never move with ``q`` are left out, e.g. a base resting on the ground);
+``"self"``, the robot's default self-collision pairs (MoveIt-like sampled matrix, see
+:mod:`simbench.bullet.collision_sampling`); ``"all"`` (default), both. Or a list of explicit
+pairs ``("robot/lbr_iiwa_link_7", "cube1")``: ``body`` is the whole body, ``body/link`` one
+link, ``body/(base)`` the base link.
+
+Configurations: uniform within the joint limits (:mod:`simbench.sweep.sampling`; joints without
+limits in [-pi, pi] rad or [-1, 1] m), or the rows of a ``.npy``/Parquet file (``configs=``): a
+``.npy`` file is memory-mapped (each chunk reads its rows), a Parquet file is read once per
+worker (N x dof floats; prefer ``.npy`` for inputs larger than memory). Every worker needs the
+file at the same path (it is checked by its SHA-256).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import SimbenchError
+from ..paths import resolve_path
+from .jobs import Chunk, JobSpec, file_entry, labelled, scalar
+from .sampling import check_seed, file_rows, read_rows, uniform
+
+DEFAULT_CHUNK = 10_000
+PAIR_SETS = ("all", "world", "self")
+
+
+def parse_object(text: str) -> tuple[str, str | None]:
+    """``body`` -> (body, "*") (whole body); ``body/link`` -> (body, link); ``body/(base)`` ->
+    (body, None)."""
+    from ..bullet.collision_names import ALL_LINKS
+
+    body, sep, link = str(text).partition("/")
+    if not body or (sep and not link):
+        raise SimbenchError(f"collision object {text!r}: expected BODY (the whole body), BODY/LINK or BODY/(base)")
+    if not sep:
+        return body, ALL_LINKS
+    return body, (None if link == "(base)" else link)
+
+
+def _scene_pairs(loaded: Any, which: str) -> tuple[list, list]:
+    """(pairs, disabled) for a pair set: whole robot vs each other body, and/or self pairs."""
+    from ..bullet.collision import NamedCollisionObject, self_collision_pairs
+    from ..bullet.collision_world import facts
+
+    robot = loaded.robot_name
+    pairs, disabled = [], []
+    if which in ("all", "world"):
+        f = facts(loaded.body(robot))
+        static = [f.names[i] for i in sorted(f.geometry) if f.group[i] == -1]  # never move with q
+        for other in loaded.bodies:
+            if other == robot:
+                continue
+            pairs.append((NamedCollisionObject(robot), NamedCollisionObject(other)))
+            disabled += [(NamedCollisionObject(robot, s), NamedCollisionObject(other)) for s in static]
+    if which in ("all", "self"):
+        pairs += self_collision_pairs(loaded, robot)
+    return pairs, disabled
+
+
+def _as_json(obj: Any) -> list:
+    return [obj.body, obj.link]
+
+
+def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_size: int | None = None,
+            pairs: Any = "all", max_distance: float = 1.0, margin: float = 0.0, witness: bool = False,
+            configs: str | None = None, **unused: Any) -> JobSpec:
+    """The spec of a collision sweep over the scene ``targets[0]`` (see the module docstring)."""
+    from .._quiet import import_pybullet
+    from ..bullet.collision import CollisionDetector, NamedCollisionObject
+    from ..bullet.collision_setup import check_distance
+    from ..bullet.collision_world import link_limits
+    from ..bullet.scene import Scene
+    from .jobs import check_count
+
+    p = import_pybullet()
+    if len(targets) != 1:
+        raise SimbenchError(f"sweep collision takes one SCENE (a scene TOML file or simbench:NAME); got {len(targets)}")
+    if unused:
+        raise SimbenchError(f"sweep collision does not take {', '.join(sorted(unused))}")
+    path = resolve_path(targets[0], what="scene file")
+    scene = Scene.from_toml(path)
+    md = check_distance(max_distance, "max_distance", minimum=0.0)
+    mg = check_distance(margin, "margin")
+    if mg > md:
+        raise SimbenchError(f"margin = {mg:g} m exceeds max_distance = {md:g} m (distances saturate there); "
+                            "expected margin <= max_distance")
+    client = p.connect(p.DIRECT)
+    try:
+        loaded = scene.load(client)
+        if isinstance(pairs, str):
+            if pairs not in PAIR_SETS:
+                raise SimbenchError(f"pairs = {pairs!r}; expected one of {', '.join(PAIR_SETS)} or explicit pairs")
+            chosen, disabled = _scene_pairs(loaded, pairs)
+        else:
+            chosen = [tuple(NamedCollisionObject(*parse_object(x)) if isinstance(x, str) else x for x in pr)
+                      for pr in pairs]
+            disabled = []
+        det = CollisionDetector(loaded, chosen, disabled=disabled or None)
+        if not det.pairs:
+            raise SimbenchError(f"scene {targets[0]!r}: no collision pairs left to check (pairs = {pairs!r})")
+        if len(det.robots) != 1 or det.dof == 0:
+            raise SimbenchError(f"scene {targets[0]!r}: expected one robot with movable joints, got {list(det.robots)}")
+        joints = list(det.joint_names)
+        low, high = link_limits(det.robot_body)
+        files = [file_entry("scene", path)] + [file_entry(f"urdf:{b.name}", b.path) for b in scene.bodies]
+        kept = [[_as_json(a), _as_json(b)] for a, b in det.pairs]
+        kept_disabled = [[_as_json(a), _as_json(b)] for a, b in disabled]
+        labels = [f"{a}, {b}" for a, b in det.pair_names]
+    finally:
+        p.disconnect(physicsClientId=client)
+    if configs is not None:
+        config_path = resolve_path(configs, what="configuration file")
+        files.append(file_entry("configs", config_path))
+        rows = file_rows(config_path, joints)
+        n = rows if samples is None else check_count(samples, "samples")
+        if n > rows:
+            raise SimbenchError(f"samples = {n} but configuration file {configs!r} has {rows} rows")
+        sampler: dict[str, Any] = {"kind": "file"}
+        seed_v = None
+    else:
+        if samples is None:
+            raise SimbenchError("samples is missing; expected the number of configurations (--samples N), "
+                                "or a configuration file (--configs FILE.npy)")
+        n = check_count(samples, "samples")
+        seed_v = check_seed(seed)
+        sampler = {"kind": "uniform", "low": low, "high": high}
+    arrays = [scalar("sample", "int64"), labelled("q", "float64", joints),
+              labelled("distance", "float64", labels), labelled("in_collision", "bool", labels),
+              scalar("any_collision", "bool")]
+    if witness:
+        arrays += [labelled("point_a", "float64", labels, "xyz"), labelled("point_b", "float64", labels, "xyz")]
+    options = (("robot", det.robots[0]), ("joints", joints), ("pairs", kept), ("disabled", kept_disabled),
+               ("max_distance", md), ("margin", mg), ("witness", bool(witness)), ("sampler", sampler))
+    chunk = check_count(DEFAULT_CHUNK if chunk_size is None else chunk_size, "chunk_size")
+    return JobSpec("collision", n, chunk, seed_v, tuple(arrays), tuple(files), options)
+
+
+class CollisionRunner:
+    """The scene loaded into this process's own DIRECT server, once; the detector on it."""
+
+    def __init__(self, spec: JobSpec):
+        from .._quiet import import_pybullet
+        from ..bullet.collision import CollisionDetector, NamedCollisionObject
+        from ..bullet.scene import Scene
+
+        self.spec = spec
+        self._p = p = import_pybullet()
+        self.client = p.connect(p.DIRECT)
+        try:
+            loaded = Scene.from_toml(spec.path("scene")).load(self.client)
+            obj = lambda o: NamedCollisionObject(o[0], o[1])  # noqa: E731
+            pairs = [(obj(a), obj(b)) for a, b in spec.option("pairs")]
+            disabled = [(obj(a), obj(b)) for a, b in spec.option("disabled")] or None
+            self.det = CollisionDetector(loaded, pairs, robot=spec.option("robot"), disabled=disabled)
+            if [[_as_json(a), _as_json(b)] for a, b in self.det.pairs] != spec.option("pairs") \
+                    or list(self.det.joint_names) != spec.option("joints"):
+                raise SimbenchError("the scene resolves to other pairs or joints in this worker than in the driver")
+            self.configs = spec.path("configs") if spec.option("sampler")["kind"] == "file" else None
+            self._rows: np.ndarray | None = None
+        except BaseException:
+            self.close()
+            raise
+
+    def inputs(self, chunk: Chunk) -> np.ndarray:
+        sampler = self.spec.option("sampler")
+        if sampler["kind"] == "file":
+            if self.configs.suffix == ".npy":  # memory-mapped: only the chunk's rows are read
+                return read_rows(self.configs, self.spec.option("joints"), chunk.start, chunk.stop)
+            if self._rows is None:  # Parquet: read once per worker (N x dof floats)
+                self._rows = read_rows(self.configs, self.spec.option("joints"), 0, None)
+            return self._rows[chunk.start:chunk.stop]
+        return uniform(self.spec.seed, chunk.start, chunk.stop, sampler["low"], sampler["high"])
+
+    def run(self, chunk: Chunk) -> dict[str, Any]:
+        q = self.inputs(chunk)
+        md, mg = self.spec.option("max_distance"), self.spec.option("margin")
+        out: dict[str, Any] = {"sample": np.arange(chunk.start, chunk.stop), "q": q}
+        if self.spec.option("witness"):
+            cp = self.det.closest_point_arrays(q, md, workers=1)
+            d = cp["distance"]
+            out.update(point_a=cp["point_a"], point_b=cp["point_b"])
+        else:
+            d = self.det.compute_distances(q, md, workers=1)
+        flags = d < mg
+        out.update(distance=d, in_collision=flags, any_collision=flags.any(axis=1))
+        return out
+
+    def close(self) -> None:
+        if self.client >= 0 and self._p.isConnected(physicsClientId=self.client):
+            self._p.disconnect(physicsClientId=self.client)
+        self.client = -1
+
+
+def summarize(result: dict[str, Any]) -> dict[str, int]:
+    return {"in collision": int(np.count_nonzero(result["any_collision"]))}
+
+
+def open_runner(spec: JobSpec) -> CollisionRunner:
+    return CollisionRunner(spec)
+
+
+__all__ = ["prepare", "open_runner", "CollisionRunner", "parse_object", "PAIR_SETS", "DEFAULT_CHUNK"]

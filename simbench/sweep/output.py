@@ -1,0 +1,272 @@
+"""A sweep's output folder: one Parquet file per chunk, and the manifest that makes it resumable.
+
+Layout of ``DIR`` (``pyarrow.dataset.dataset(DIR)`` reads it as one table; it skips names
+starting with ``_`` or ``.``)::
+
+    chunk-000000.parquet ...   one per chunk, written as .chunk-*.tmp<pid> then renamed
+    _manifest.json             the job (everything that determines the results) and per
+                               finished chunk its file, rows and SHA-256; written the same way
+    _lock                      held (flock) while a sweep runs in the folder
+
+Resuming: a chunk counts as finished only when the manifest lists it *and* its file's SHA-256
+matches; anything else (never started, interrupted, deleted or corrupted on disk) is computed
+again and its file replaced in one rename, so no chunk is ever there twice. A folder holding
+another job (another seed, scene, chunk size, ...) is refused with one line naming the first
+difference. The manifest is rewritten at most every :data:`FLUSH_SECONDS` and when the run
+ends, so a driver killed outright may redo up to that much finished work (never lose it silently).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import SimbenchError
+from ..outputs import writable_dir
+from .jobs import Chunk, ChunkData, JobSpec
+from .sampling import sha256_file
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "_manifest.json"
+LOCK = "_lock"
+FORMAT = "simbench-sweep/1"
+FLUSH_SECONDS = 1.0
+
+
+class SweepError(SimbenchError):
+    """A sweep that cannot go on (a chunk failing on every retry, a folder in use)."""
+
+
+def require_pyarrow(what: str) -> Any:
+    """``pyarrow`` (with its ``dataset`` and ``parquet`` modules), or one line naming the extra."""
+    try:
+        import pyarrow
+        import pyarrow.dataset  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise SimbenchError(f"{what} needs pyarrow: pip install 'simbench[sweep]'") from None
+    return pyarrow
+
+
+def chunk_name(index: int, n_chunks: int) -> str:
+    return f"chunk-{index:0{max(6, len(str(max(n_chunks - 1, 0))))}d}.parquet"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def first_difference(old: Any, new: Any, path: str = "") -> str | None:
+    """The key path where two JSON-like values first differ, or None."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in list(old) + [k for k in new if k not in old]:
+            if k not in old or k not in new:
+                return f"{path}.{k}".lstrip(".")
+            sub = first_difference(old[k], new[k], f"{path}.{k}")
+            if sub is not None:
+                return sub
+        return None
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new)):
+            sub = first_difference(a, b, f"{path}[{i}]")
+            if sub is not None:
+                return sub
+        return None
+    return None if old == new else path.lstrip(".")
+
+
+def _lookup(data: Any, path: str) -> Any:
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        try:
+            data = data[int(part[1:-1])] if part.startswith("[") else data[part]
+        except (KeyError, IndexError, TypeError):
+            return "(none)"
+    return data
+
+
+class SweepFolder:
+    """The output folder of one sweep, opened for writing (see the module docstring)."""
+
+    def __init__(self, out: str | os.PathLike, spec: JobSpec, *, engine: str, workers: int):
+        self.spec = spec
+        self.dir = writable_dir(out, "sweep output folder (--out)")
+        self.chunks = spec.chunks()
+        self._lock_file = self._lock()
+        try:
+            self.manifest = self._load_or_create()
+            self.todo, self.redone = self._verify()
+        except BaseException:
+            self._unlock()
+            raise
+        self.written = 0
+        self._dirty = True
+        self._last_flush = 0.0
+        self.run_record = {"engine": engine, "workers": workers, "started": _now(), "skipped": len(self.chunks) - len(self.todo),
+                           "redone": self.redone, "computed": 0, "status": "running"}
+        self.manifest["runs"].append(self.run_record)
+        self.flush(force=True)
+
+    # ------------------------------------------------------------------ opening
+    def _lock(self) -> Any:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            return None
+        f = open(self.dir / LOCK, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise SimbenchError(f"sweep output folder {str(self.dir)!r} is in use by {holder}; wait for it to "
+                             "finish or choose another --out") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        return f
+
+    def _unlock(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()  # closing releases the flock
+            self._lock_file = None
+
+    def _load_or_create(self) -> dict[str, Any]:
+        path = self.dir / MANIFEST
+        job = self.spec.identity()
+        for leftover in self.dir.glob(".chunk-*"):
+            leftover.unlink(missing_ok=True)  # temporary files of an interrupted run
+        if not path.exists():
+            foreign = sorted(p.name for p in self.dir.iterdir() if not p.name.startswith(("_", ".")))
+            if foreign:
+                raise SimbenchError(f"sweep output folder {str(self.dir)!r} is not empty and holds no sweep "
+                                    f"(found {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}); "
+                                    "expected a new or empty folder, or the folder of an earlier sweep")
+            return {"format": FORMAT, "job": job, "n_chunks": len(self.chunks), "complete": False,
+                    "created": _now(), "chunks": {}, "runs": []}
+        try:
+            manifest = json.loads(path.read_text())
+            if manifest.get("format") != FORMAT:
+                raise ValueError(f"format {manifest.get('format')!r}")
+        except (ValueError, OSError) as exc:
+            raise SimbenchError(f"sweep manifest {str(path)!r} cannot be read ({exc}); expected a folder made by "
+                                "simbench sweep (delete the folder to start again)") from None
+        where = first_difference(manifest["job"], job)
+        if where is not None:
+            raise SimbenchError(f"sweep output folder {str(self.dir)!r} holds another sweep: {where} is "
+                                f"{_lookup(manifest['job'], where)!r} there, {_lookup(job, where)!r} in this run; "
+                                "use another --out, or the same parameters to resume")
+        return manifest
+
+    def _verify(self) -> tuple[list[Chunk], int]:
+        """Chunks still to compute, and how many of them had a file that failed its checksum."""
+        done = self.manifest["chunks"]
+        todo, redone = [], 0
+        for c in self.chunks:
+            entry = done.get(str(c.index))
+            path = self.dir / chunk_name(c.index, len(self.chunks))
+            if entry is not None and path.exists():
+                if sha256_file(path) == entry["sha256"]:
+                    continue
+                logger.warning("chunk %d (%s) fails its checksum (changed or corrupted on disk); computing it again",
+                               c.index, path.name)
+                redone += 1
+            elif entry is not None:
+                logger.warning("chunk %d (%s) is missing; computing it again", c.index, path.name)
+                redone += 1
+            done.pop(str(c.index), None)
+            todo.append(c)
+        self.manifest["complete"] = not todo
+        return todo, redone
+
+    # ------------------------------------------------------------------ writing
+    def write(self, result: ChunkData) -> None:
+        """Write one computed chunk (atomically) and record it."""
+        c = result.chunk
+        name = chunk_name(c.index, len(self.chunks))
+        tmp = self.dir / f".{name}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(result.data)
+        os.replace(tmp, self.dir / name)
+        self.manifest["chunks"][str(c.index)] = {"file": name, "start": c.start, "stop": c.stop,
+                                                 "sha256": result.sha256, "counts": result.summary}
+        self.written += 1
+        self.run_record["computed"] = self.written
+        self._dirty = True
+        self.flush()
+
+    def flush(self, force: bool = False) -> None:
+        """Rewrite the manifest (temp file + rename) if it changed and the last write is at
+        least FLUSH_SECONDS old (or ``force``)."""
+        now = time.monotonic()
+        if not self._dirty or (not force and now - self._last_flush < FLUSH_SECONDS):
+            return
+        tmp = self.dir / f".{MANIFEST}.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(self.manifest, indent=1) + "\n")
+        os.replace(tmp, self.dir / MANIFEST)
+        self._dirty, self._last_flush = False, now
+
+    def close(self, status: str, seconds: float) -> None:
+        """Record how the run ended, write the manifest, release the folder."""
+        try:
+            self.manifest["complete"] = len(self.manifest["chunks"]) == len(self.chunks)
+            self.run_record.update(status=status, finished=_now(), seconds=round(seconds, 3))
+            self._dirty = True
+            self.flush(force=True)
+        finally:
+            self._unlock()
+
+
+# ---------------------------------------------------------------------- reading
+def totals(manifest: dict[str, Any]) -> dict[str, int]:
+    """The job's counts summed over the finished chunks (e.g. configurations in collision,
+    robots per verdict)."""
+    out: dict[str, int] = {}
+    for entry in manifest["chunks"].values():
+        for k, v in entry.get("counts", {}).items():
+            out[k] = out.get(k, 0) + int(v)
+    return out
+
+
+def read_manifest(out: str | os.PathLike) -> dict[str, Any]:
+    path = Path(out) / MANIFEST
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SimbenchError(f"no readable sweep manifest in {str(out)!r} ({exc}); expected a folder made by "
+                            "simbench sweep") from None
+
+
+def read(out: str | os.PathLike) -> dict[str, Any]:
+    """A finished sweep's results as numpy arrays, rows in ``sample`` order: per result of the
+    manifest's ``job.arrays`` an array (N, *shape) (strings: an object array); needs pyarrow."""
+    import numpy as np
+
+    manifest = read_manifest(out)
+    if not manifest.get("complete"):
+        raise SimbenchError(f"the sweep in {str(out)!r} is not finished ({len(manifest['chunks'])} of "
+                            f"{manifest['n_chunks']} chunks); run the same command again to complete it")
+    pa = require_pyarrow("reading a sweep")
+    table = pa.dataset.dataset(str(out), format="parquet").to_table()
+    order = np.argsort(table["sample"].to_numpy(), kind="stable")
+    out_arrays: dict[str, Any] = {}
+    for a in manifest["job"]["arrays"]:
+        cols = [table[c].to_numpy(zero_copy_only=False)[order] for c in a["columns"]]
+        if a["dtype"] == "string":
+            out_arrays[a["name"]] = cols[0]
+            continue
+        arr = np.stack(cols, axis=-1) if a["shape"] else cols[0]
+        out_arrays[a["name"]] = arr.reshape(len(order), *a["shape"])
+    return out_arrays
+
+
+__all__ = ["SweepFolder", "SweepError", "require_pyarrow", "chunk_name", "read", "read_manifest", "MANIFEST",
+           "first_difference", "totals"]

@@ -1,0 +1,194 @@
+"""The Ray engine (the ``sweep`` extra): chunks as tasks on Ray actors, on one machine or a cluster.
+
+One actor per worker (``num_cpus=1`` each) holds a loaded runner: the scene is loaded into the
+actor's own DIRECT server once, not per chunk. Chunks are actor method calls, two in flight per
+actor; the finished Parquet bytes come back to the driver, which alone writes the output
+folder (so the folder needs to exist only where the driver runs). A worker process that dies
+is restarted by Ray and its pending chunks are retried (``max_restarts``, ``max_task_retries``);
+if an actor is lost for good, its chunks go to the others and a new actor replaces it.
+
+Where Ray runs: ``address=None`` starts a private local instance with ``workers`` CPUs
+(``ray.init(address="local")``) and stops it at the end; ``"auto"`` or ``"HOST:PORT"`` joins a
+running cluster (``ray start --head`` on one machine, ``ray start --address HOST:PORT`` on the
+others) and uses one actor per CPU unless ``workers`` says otherwise. If Ray is already
+initialised in this process (the Python API), that instance is used and left running. Every
+node needs simbench installed (same version) and the input files at the same paths; each actor
+checks the files' SHA-256 against the driver's before it starts.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import SimbenchError
+from .jobs import Chunk, ChunkData, JobSpec, produce
+from .output import SweepError
+
+logger = logging.getLogger(__name__)
+
+DEPTH = 2           # chunks in flight per actor
+RESTARTS = 3        # Ray restarts of one actor (and retries of its pending calls)
+MAX_ATTEMPTS = 3    # a chunk lost this often (beyond Ray's own retries) fails the sweep
+
+
+def require_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise SimbenchError("--engine ray needs Ray: pip install 'simbench[sweep]'") from None
+    return ray
+
+
+class SweepActor:
+    """A Ray actor holding one runner (created remotely with ``ray.remote``)."""
+
+    def __init__(self, spec: JobSpec):
+        self.spec, self.runner, self.error = spec, None, None
+        try:
+            spec.check_files()
+            self.runner = spec.open()
+        except Exception as exc:  # reported by ready(), so the driver can say it in one line
+            self.error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, SimbenchError) else str(exc)
+
+    def ready(self) -> str | None:
+        return self.error
+
+    def run(self, chunk: Chunk) -> ChunkData:
+        return produce(self.spec, self.runner, chunk)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def max_rss(self) -> int:
+        """Peak resident memory of this actor's process, bytes."""
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def probe(address: str, timeout: float = 5.0) -> None:
+    """One clear error if nothing listens at a ``HOST:PORT`` (or ``ray://HOST:PORT``) address:
+    ``ray.init`` would otherwise retry for minutes."""
+    import socket
+
+    host, sep, port = address.split("://", 1)[-1].rpartition(":")
+    if not sep or not port.isdigit():
+        raise SimbenchError(f"--ray-address {address!r}: expected auto or HOST:PORT (e.g. 10.0.0.5:6379)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise SimbenchError(f"cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); start one with "
+                            "`ray start --head --port PORT` there, or leave out --ray-address for a local instance") from None
+
+
+def start(ray: Any, address: str | None, workers: int | None) -> bool:
+    """Initialise Ray (see the module docstring); True when this call started it."""
+    if ray.is_initialized():
+        return False
+    if address not in (None, "auto", "local"):
+        probe(address)
+    kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    try:
+        if address is None:
+            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SimbenchError(f"cannot connect to Ray at {address!r} ({first}); start a cluster with `ray start --head` "
+                            "or leave out --ray-address for a local instance") from None
+    return True
+
+
+def cluster_cpus(ray: Any) -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def run_ray(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], None], workers: int | None,
+            on_start: Callable[[list], None] | None = None) -> dict[str, Any]:
+    """Compute ``todo`` on Ray actors (Ray initialised, see :func:`start`), handing each finished
+    chunk to ``deliver``. Returns facts about the run (``workers``, ``actor_start_seconds``:
+    until every actor has loaded the job, ``replaced``: actors lost for good)."""
+    import time
+
+    ray = require_ray()
+    t0 = time.perf_counter()
+    actors: list[Any] = []
+    try:
+        n = workers or cluster_cpus(ray)
+        n = min(n, len(todo)) if todo else 0
+        remote = ray.remote(num_cpus=1, max_restarts=RESTARTS, max_task_retries=RESTARTS)(SweepActor)
+        actors = [remote.remote(spec) for _ in range(n)]
+        for err in ray.get([a.ready.remote() for a in actors]):
+            if err is not None:
+                raise SimbenchError(f"a Ray worker cannot load the job: {err}")
+        ready = time.perf_counter() - t0
+        if on_start is not None:
+            on_start(actors)
+        replaced = _loop(ray, remote, spec, actors, todo, deliver)
+        return {"workers": n, "actor_start_seconds": ready, "replaced": replaced}
+    finally:
+        for a in actors:
+            try:
+                ray.kill(a)
+            except Exception:
+                pass
+
+
+def _loop(ray: Any, remote: Any, spec: JobSpec, actors: list, todo: list[Chunk],
+          deliver: Callable[[ChunkData], None]) -> int:
+    from collections import deque
+
+    from ray.exceptions import RayTaskError
+
+    queue = deque(todo)
+    inflight: dict[Any, tuple[Chunk, int]] = {}
+    load = [0] * len(actors)
+    attempts: dict[int, int] = {}
+    replaced = 0
+
+    def feed(k: int) -> None:
+        while queue and load[k] < DEPTH:
+            chunk = queue.popleft()
+            inflight[actors[k].run.remote(chunk)] = (chunk, k)
+            load[k] += 1
+
+    for k in range(len(actors)):
+        feed(k)
+    while inflight:
+        done, _ = ray.wait(list(inflight), num_returns=1)
+        for ref in done:
+            chunk, k = inflight.pop(ref)
+            load[k] -= 1
+            try:
+                result = ray.get(ref)
+            except RayTaskError as exc:  # our code raised: it would again
+                cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                raise SweepError(f"chunk {chunk.index} (samples {chunk.start}-{chunk.stop - 1}) failed on a Ray "
+                                 f"worker: {type(cause).__name__}: {cause}") from None
+            except Exception as exc:  # the actor (or its node) is gone for good
+                attempts[chunk.index] = attempts.get(chunk.index, 0) + 1
+                if attempts[chunk.index] >= MAX_ATTEMPTS:
+                    raise SweepError(f"chunk {chunk.index} (samples {chunk.start}-{chunk.stop - 1}) lost its Ray "
+                                     f"worker {MAX_ATTEMPTS} times: {type(exc).__name__}") from None
+                logger.warning("Ray worker %d lost (%s); chunk %d goes to another worker", k, type(exc).__name__,
+                               chunk.index)
+                queue.appendleft(chunk)
+                stale = [r for r, (_, kk) in inflight.items() if kk == k]
+                for r in stale:  # the same actor's other calls fail too: requeue them now
+                    c, _ = inflight.pop(r)
+                    queue.appendleft(c)
+                load[k] = 0
+                actors[k] = remote.remote(spec)
+                replaced += 1
+                feed(k)
+                continue
+            deliver(result)
+            del result
+            feed(k)
+    return replaced
+
+
+__all__ = ["run_ray", "require_ray", "SweepActor", "start", "cluster_cpus", "DEPTH"]

@@ -1,0 +1,184 @@
+"""Running a sweep: the job spec, the output folder, an engine, and progress with rate and ETA."""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SimbenchError
+from .jobs import ChunkData, JobSpec, check_count, job_module
+from .output import SweepFolder, read, totals
+
+logger = logging.getLogger(__name__)
+
+ENGINES = ("local", "ray")
+UNITS = {"collision": "config", "dynamics": "state", "check": "robot"}
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: the folder, the manifest, how many chunks were computed now, skipped
+    (finished before) and redone (their file failed its checksum), the rows computed now, the
+    wall time and rate, and facts from the engine (workers, Ray start-up time, workers
+    replaced)."""
+
+    out: Path
+    manifest: dict[str, Any]
+    computed: int
+    skipped: int
+    redone: int
+    rows: int
+    seconds: float
+    engine: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        """Rows computed per second of wall time (this run)."""
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.manifest.get("complete"))
+
+    def dataset(self) -> Any:
+        """The output as a ``pyarrow.dataset.Dataset`` (needs the ``sweep`` extra)."""
+        from .output import require_pyarrow
+
+        return require_pyarrow("reading a sweep").dataset.dataset(str(self.out), format="parquet")
+
+    def arrays(self) -> dict[str, Any]:
+        """The results as numpy arrays in sample order (see :func:`simbench.sweep.read`)."""
+        return read(self.out)
+
+    def summary(self) -> str:
+        job = self.manifest["job"]
+        n, total = len(self.manifest["chunks"]), self.manifest["n_chunks"]
+        what = f"{self.rows:,} {UNITS.get(job['kind'], 'row')}s in {self.computed} chunks"
+        rate = f", {self.rate:,.0f}/s" if self.rate >= 10 else f", {self.rate:.2g}/s" if self.rate else ""
+        extra = f", Ray start-up {self.facts['ray_startup_seconds']:.1f} s" if "ray_startup_seconds" in self.facts else ""
+        extra += f", {self.skipped} chunks already done" if self.skipped else ""
+        extra += f", {self.redone} redone (checksum)" if self.redone else ""
+        state = "complete" if self.complete else f"{n} of {total} chunks"
+        counts = self.totals
+        if counts:
+            state += " (" + ", ".join(f"{v:,} {k}" for k, v in counts.items()) + ")"
+        return (f"sweep {job['kind']}: {what} ({self.seconds:.1f} s{rate}, {self.engine} engine, "
+                f"{self.facts.get('workers', '?')} workers){extra}; {self.out}: {state}")
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """The job's counts over every finished chunk (configurations in collision; robots
+        per verdict)."""
+        return totals(self.manifest)
+
+
+def prepare(kind: str, targets: Sequence[str], **options: Any) -> JobSpec:
+    """The job spec of a sweep (input files hashed, names resolved; nothing computed yet)."""
+    module = job_module(kind)
+    options = {k: v for k, v in options.items() if v is not None}
+    return module.prepare(list(targets), **options)
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", workers: int | None = None,
+            ray_address: str | None = None, progress: bool = True,
+            on_chunk: Callable[[ChunkData], None] | None = None, on_start: Callable[[list], None] | None = None
+            ) -> SweepResult:
+    """Run ``spec`` into folder ``out`` (resuming what is there) on ``engine``."""
+    if engine not in ENGINES:
+        raise SimbenchError(f"engine = {engine!r}; expected one of {', '.join(ENGINES)}")
+    if ray_address is not None and engine != "ray":
+        raise SimbenchError(f"ray_address = {ray_address!r} needs engine 'ray' (--engine ray)")
+    if workers is not None:
+        workers = check_count(workers, "workers")
+    ray, started, facts = None, False, {}
+    if engine == "ray":  # joined (or started) before the folder is touched: a bad address writes nothing
+        from .ray_engine import require_ray, start
+
+        ray = require_ray()
+        t = time.perf_counter()
+        started = start(ray, ray_address, workers)
+        if started:
+            facts["ray_startup_seconds"] = time.perf_counter() - t
+    n_workers = workers or (default_workers() if engine == "local" else 0)
+    t0 = time.perf_counter()
+    try:
+        folder = SweepFolder(out, spec, engine=engine, workers=n_workers)
+    except BaseException:
+        if started:
+            ray.shutdown()
+        raise
+    status = "failed"
+    facts["workers"] = n_workers
+    rows = sum(c.rows for c in folder.todo)
+    from ..progress import progress as bar_of
+
+    bar = bar_of(total=rows, desc=f"sweep {spec.kind}", unit=UNITS.get(spec.kind, "row")) if progress else None
+    try:
+        def deliver(result: ChunkData) -> None:
+            folder.write(result)
+            if bar is not None:
+                bar.update(result.chunk.rows)
+            if on_chunk is not None:
+                on_chunk(result)
+
+        if engine == "local":
+            facts.update(_run_local(spec, folder.todo, deliver, n_workers))
+        else:
+            from .ray_engine import run_ray
+
+            facts.update(run_ray(spec, folder.todo, deliver, workers, on_start))
+        status = "complete"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        seconds = time.perf_counter() - t0
+        folder.run_record.update({k: v for k, v in facts.items() if k in ("workers", "replaced", "ray_startup_seconds")})
+        folder.close(status, seconds)
+        if started:
+            ray.shutdown()
+    result = SweepResult(folder.dir, folder.manifest, folder.written, len(folder.chunks) - len(folder.todo),
+                         folder.redone, rows, seconds, engine, facts)
+    logger.info("%s", result.summary())
+    return result
+
+
+def _run_local(spec: JobSpec, todo: list, deliver: Callable[[ChunkData], None], workers: int) -> dict[str, Any]:
+    from .local import run_local
+
+    return run_local(spec, todo, deliver, workers)
+
+
+def sweep(kind: str, target: str | os.PathLike | Sequence[str | os.PathLike] = (), *, out: str | os.PathLike,
+          samples: Any = None, seed: int = 0, chunk_size: int | None = None, workers: int | None = None,
+          engine: str = "local", ray_address: str | None = None, progress: bool = True,
+          on_chunk: Callable[[ChunkData], None] | None = None, **options: Any) -> SweepResult:
+    """Run a sweep into folder ``out``, resuming what is there; see ``simbench sweep --help``.
+
+    ``kind``: ``"collision"`` (``target`` a scene; options ``pairs``, ``max_distance``,
+    ``margin``, ``witness``, ``configs``), ``"dynamics"`` (a URDF; ``qd_max``, ``qdd_max``) or
+    ``"check"`` (URDFs; ``corpus_name``, ``tol``, ``pinocchio``; ``samples`` = states per
+    robot). The same ``seed`` and ``chunk_size`` give bit-identical files whatever ``engine``
+    (``"local"`` or ``"ray"``) and ``workers``.
+    """
+    targets = [os.fspath(target)] if isinstance(target, (str, os.PathLike)) else [os.fspath(t) for t in target]
+    spec = prepare(kind, targets, samples=samples, seed=seed, chunk_size=chunk_size, **options)
+    return execute(spec, out, engine=engine, workers=workers, ray_address=ray_address, progress=progress,
+                   on_chunk=on_chunk)
+
+
+__all__ = ["sweep", "prepare", "execute", "SweepResult", "ENGINES", "default_workers"]

@@ -1,0 +1,116 @@
+"""Where a sweep's inputs come from: seeded uniform samples, or rows of a ``.npy``/Parquet file.
+
+The sampler is defined per *sample*, not per chunk or worker, so the same seed gives the same
+inputs whatever the chunk size, the engine and the number of workers. Samples are drawn in
+blocks of :data:`BLOCK` rows: block ``b`` (samples ``b * BLOCK`` to ``(b + 1) * BLOCK - 1``)
+comes from its own stream, ``numpy.random.SeedSequence(seed).spawn(b + 1)[b]`` (equal to
+``SeedSequence(seed, spawn_key=(b,))``) with NumPy's default PCG64 generator::
+
+    u = numpy.random.default_rng(SeedSequence(seed, spawn_key=(b,))).random((BLOCK, width))
+    value = low + (high - low) * u        # column by column
+
+``width`` is the number of sampled columns (the joints for a collision sweep; ``q``, ``qd``,
+``qdd`` side by side for a dynamics sweep), so anyone can regenerate a sample without simbench.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ShapeError, SimbenchError
+
+BLOCK = 1024  # samples per random stream
+
+
+def uniform(seed: int, start: int, stop: int, low: Sequence[float], high: Sequence[float]) -> np.ndarray:
+    """Samples ``start`` to ``stop - 1`` (rows) of the uniform sampler with bounds ``low``,
+    ``high`` (one per column); see the module docstring for the rule."""
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    width = low.size
+    first, last = start // BLOCK, (stop - 1) // BLOCK if stop > start else start // BLOCK - 1
+    parts = []
+    for b in range(first, last + 1):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(b,)))
+        parts.append(rng.random((BLOCK, width)))
+    u = np.concatenate(parts)[start - first * BLOCK:stop - first * BLOCK] if parts else np.empty((0, width))
+    return low + (high - low) * u
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as an integer >= 0 (what ``numpy.random.SeedSequence`` takes), else one clear error."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SimbenchError(f"seed = {seed!r}; expected an integer >= 0")
+    return int(seed)
+
+
+# ---------------------------------------------------------------------- configurations from a file
+def file_rows(path: str | os.PathLike, names: Sequence[str]) -> int:
+    """Number of rows of a configuration file, after checking its columns against ``names``
+    (the joints, in order); one clear error naming the file otherwise."""
+    return read_rows(path, names, 0, None, check_only=True).shape[0]
+
+
+def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: int | None,
+              check_only: bool = False) -> np.ndarray:
+    """Rows ``start`` to ``stop - 1`` of a configuration file as a float array (rows, len(names)).
+
+    ``.npy``: an (N, dof) float array, columns in ``names`` order (memory-mapped, so only the
+    rows asked for are read). Parquet (the ``sweep`` extra): one column per joint, named as the
+    joint or ``q(joint)`` (as a sweep writes them)."""
+    path = Path(path)
+    if path.suffix == ".npy":
+        try:
+            arr = np.load(path, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise SimbenchError(f"configuration file {str(path)!r} cannot be read: {exc}") from None
+        if arr.ndim != 2 or arr.shape[1] != len(names) or arr.dtype.kind not in "fi":
+            raise ShapeError(f"configuration file {str(path)!r} holds a {arr.dtype} array of shape {arr.shape}; "
+                             f"expected (N, {len(names)}) numbers with joints in order {list(names)}")
+        if check_only:
+            return np.empty((arr.shape[0], 0))
+        out = np.array(arr[start:stop], dtype=float)
+    elif path.suffix == ".parquet":
+        from .output import require_pyarrow
+
+        pq = require_pyarrow("reading configurations from Parquet").parquet
+        try:
+            f = pq.ParquetFile(path)
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            raise SimbenchError(f"configuration file {str(path)!r} is not a readable Parquet file: {exc}") from None
+        have = set(f.schema_arrow.names)
+        cols = []
+        for n in names:
+            col = n if n in have else f"q({n})"
+            if col not in have:
+                raise SimbenchError(f"configuration file {str(path)!r} has no column {n!r} or 'q({n})'; "
+                                    f"expected one column per joint of {list(names)}")
+            cols.append(col)
+        if check_only:
+            return np.empty((f.metadata.num_rows, 0))
+        table = f.read(columns=cols)
+        stop = table.num_rows if stop is None else stop
+        out = np.column_stack([table[c].to_numpy()[start:stop].astype(float) for c in cols]) if cols \
+            else np.empty((stop - start, 0))
+    else:
+        raise SimbenchError(f"configuration file {str(path)!r}: expected a .npy or .parquet file")
+    if not np.isfinite(out).all():
+        bad = np.argwhere(~np.isfinite(out))[0]
+        raise ShapeError(f"configuration file {str(path)!r} holds a non-finite value at row {start + bad[0]}, "
+                         f"joint {names[bad[1]]!r}")
+    return out
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+__all__ = ["BLOCK", "uniform", "check_seed", "file_rows", "read_rows", "sha256_file"]
