@@ -143,7 +143,7 @@ def test_dynamics_rows_equal_pinocchio_rnea_crba_aba(tmp_path):
 
 # ---------------------------------------------------------------------- check against single calls
 def test_check_rows_equal_single_robot_compare_calls(tmp_path):
-    from simbench.bullet.crosscheck import compare
+    from simbench.check import compare
 
     targets = [IIWA, "pybullet_data:TwoJointRobot_wo_fixedJoints.urdf", "simbench:urdf/defects/arm.urdf"]
     res = sweep("check", targets, samples=8, seed=2, out=tmp_path / "chk", workers=2, progress=False)
