@@ -69,10 +69,14 @@ def test_dict_configuration_accepted():
     assert np.allclose(dyn.gravity_torques(MODEL, q), dyn.gravity_torques(MODEL, 0.1 * np.arange(7)))
 
 
-def test_spherical_joints_refused():
+def test_spherical_joint_q_length_names_quaternion_entries():
+    """A spherical joint takes four q entries (a quaternion) and three v entries."""
     model = RobotModel.from_urdf("pybullet_data:humanoid/humanoid.urdf")
-    with pytest.raises(SimbenchError, match="spherical"):
-        dyn.inverse_dynamics(model, np.zeros(model.dof), np.zeros(model.dof), np.zeros(model.dof))
+    assert (model.nq, model.nv) == (36, 28)
+    with pytest.raises(ShapeError, match=r"expected \(\.\.\., 36\).*'chest\[qx\]'"):
+        dyn.inverse_dynamics(model, np.zeros(model.nv), np.zeros(model.nv), np.zeros(model.nv))
+    with pytest.raises(ShapeError, match=r"qd has shape \(36,\); expected \(\.\.\., 28\).*'chest\[wx\]'"):
+        dyn.inverse_dynamics(model, model.neutral(), np.zeros(model.nq), np.zeros(model.nv))
 
 
 def test_singular_mass_matrix():

@@ -27,7 +27,7 @@ COMPARED: list[str] = []
 def _load_pair(path):
     try:
         model = RobotModel.from_urdf(path)
-        dyn.rnea.prepare(model)
+        dyn.packing.kernel_model(model)
     except (URDFError, SimbenchError) as exc:
         pytest.skip(f"simbench does not model it: {exc}"[:200])
     if model.dof == 0:
