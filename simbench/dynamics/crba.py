@@ -36,6 +36,6 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
         M = np.empty((Q.shape[0], d.nv, d.nv))
         E.crba_fast_rows(d.packed, Q, M)
     else:
-        K.use_threads()
-        M = K.crba_batch(d.bodies.idata, d.bodies.fdata, Q, d.nv, K.CHUNK)
+        M = np.empty((Q.shape[0], d.nv, d.nv))
+        K.run_spans(K.crba_span, Q.shape[0], d.bodies.idata, d.bodies.fdata, Q, M)
     return M.reshape(batch + (d.nv, d.nv))

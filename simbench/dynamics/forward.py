@@ -66,8 +66,9 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
         qdd = np.empty((Q.shape[0], d.nv))
         E.fd_rows(tree.idata, tree.fdata, Q, QD, TAU, gx, gy, gz, F, has, qdd)
     else:
-        K.use_threads()
-        qdd = K.fd_batch(tree.idata, tree.fdata, Q, QD, TAU, gx, gy, gz, F, has, K.CHUNK)
+        qdd = np.empty((Q.shape[0], d.nv))
+        K.run_spans(K.fd_span, Q.shape[0], tree.idata, tree.fdata, Q, QD, TAU, gx, gy, gz, F, has,
+                    qdd)
     _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.nv,))
 

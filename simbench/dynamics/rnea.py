@@ -66,8 +66,9 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
         tau = np.empty((Q.shape[0], d.nv))
         E.id_rows(tree.idata, tree.fdata, Q, QD, QDD, gx, gy, gz, F, has, tau)
     else:
-        K.use_threads()
-        tau = K.rnea_batch(tree.idata, tree.fdata, Q, QD, QDD, gx, gy, gz, F, has, K.CHUNK)
+        tau = np.empty((Q.shape[0], d.nv))
+        K.run_spans(K.rnea_span, Q.shape[0], tree.idata, tree.fdata, Q, QD, QDD, gx, gy, gz, F, has,
+                    tau)
     tau = tau.reshape(batch + (d.nv,))
     if damping or friction:
         tau += joint_losses(d, QD.reshape(batch + (d.nv,)), damping, friction)

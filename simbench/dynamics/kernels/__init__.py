@@ -5,59 +5,34 @@ joint models of :mod:`.joints` and the spatial algebra of :mod:`.spatial`), and 
 over the bodies:
 
 * ``*_row``: one configuration (work array ``W[body, column]``);
-* ``*_block``: ``BS`` configurations at once, the configuration index innermost
-  (``W[body, column, b]``) so that LLVM vectorises each step across configurations;
-* ``*_batch``: blocks in parallel (``prange``), for large batches;
-* :mod:`.entries`: what Python calls (explicit signatures, status codes instead of exceptions).
+* ``*_block``: ``BS`` configurations at once, the configuration index innermost (the flat
+  blocks of :mod:`.blocks`) so that LLVM vectorises each step across configurations;
+* ``*_span``: a range of rows, block by block, without the GIL; :mod:`.threads` runs spans of a
+  large batch on Python threads (numba's process-wide threading layer is never touched);
+* :mod:`.entries`: the single-call entry points (explicit signatures, status codes instead of
+  exceptions).
 
 The model enters as the arrays of :mod:`.layout` (built by :mod:`simbench.dynamics.packing`).
-Everything runs as plain Python under ``NUMBA_DISABLE_JIT=1``.
-
-numba's threading layer is process-wide: :func:`use_threads` picks a thread-safe one (OpenMP or
-TBB, else the work queue) the first time a batched kernel runs, unless the user or another
-library has already chosen or started one; importing this package changes nothing.
+Every entry point is compiled at its first call (:func:`._jit.entry`) and cached on disk.
 """
 from __future__ import annotations
 
-import os
+from typing import Any
 
-import numba
-
-from . import entries, layout
-from .crba import crba_batch
-from .forward import fd_batch, fk_rows
+from . import crba, entries, forward, layout, rnea
 from .layout import BS, FIXED, FREE, PRISMATIC, REVOLUTE, SPHERICAL
-from .rnea import rnea_batch
+from .threads import run_spans, set_threads, threads
 
-_threads_ready = False
-
-#: blocks of ``BS`` configurations per parallel iteration
-CHUNK = 4
+_SPANS = {"rnea_span": rnea, "crba_span": crba, "fd_span": forward, "fk_rows": forward}
 
 
-def use_threads() -> None:
-    """Choose numba's threading layer before the first parallel launch (once per process):
-    OpenMP or TBB (safe when several Python threads call batched kernels), else the work
-    queue; never when ``NUMBA_THREADING_LAYER`` is set or the layer is already running."""
-    global _threads_ready
-    if _threads_ready:
-        return
-    _threads_ready = True
-    if os.environ.get("NUMBA_THREADING_LAYER") or numba.config.THREADING_LAYER != "default":
-        return
-    from numba.np.ufunc import parallel
-
-    if getattr(parallel, "_is_initialized", False):
-        return
-    for module in ("numba.np.ufunc.omppool", "numba.np.ufunc.tbbpool"):
-        try:
-            __import__(module)
-        except Exception:  # pragma: no cover - depends on the machine  # noqa: BLE001
-            continue
-        numba.config.THREADING_LAYER = "threadsafe"
-        return
-    numba.config.THREADING_LAYER = "workqueue"  # pragma: no cover
+def __getattr__(name: str) -> Any:
+    """The span kernels, read from their modules (where the compiled dispatcher replaces the
+    lazy entry at the first call)."""
+    if name in _SPANS:
+        return getattr(_SPANS[name], name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["entries", "layout", "rnea_batch", "crba_batch", "fd_batch", "fk_rows", "use_threads",
-           "CHUNK", "BS", "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE"]
+__all__ = ["entries", "layout", "rnea_span", "crba_span", "fd_span", "fk_rows", "run_spans",
+           "threads", "set_threads", "BS", "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE"]

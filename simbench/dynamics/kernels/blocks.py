@@ -1,20 +1,33 @@
-"""Storage helpers of the drivers: a body's 6-vectors and poses in the single-configuration work
-array ``W[k, col]`` and in the block work array ``W[k, col, b]`` (configuration b of a block, the
-innermost index so that a loop over b vectorises), and the joint values / rates of a block.
+"""Storage of the drivers: a body's 6-vectors and pose in the single-configuration work array
+``W[k, col]``, and in the flat block arrays of the batched drivers.
+
+A block holds BS configurations; quantity ``col`` of body ``k`` for configuration ``b`` sits at
+``W[(k * NW + col) * BS + b]`` of a flat array, the configuration innermost. The offsets are
+unsigned (:data:`U`), so that numba emits no negative-index wrap-around and LLVM sees affine
+addresses with constant strides; a loop over b then vectorises when it does not read what it
+writes at an unknown distance (the drivers copy a parent's data into the scratch block ``P``).
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ._jit import jit, step
-from .layout import FREE, JOINT_NQ, JOINT_NV, PRISMATIC, REVOLUTE, SPHERICAL, W_R, W_T
+from .joints import joint_motion, joint_pose
+from .layout import BS, NW, PRISMATIC, REVOLUTE, W_R, W_T
 from .spatial import SINCOS_MAX, sin_1mcos_poly
 
-# scratch rows of a block (T array): joint values (7), rates (6), accelerations (6)
-T_J, T_V, T_A = 0, 7, 13
-NT = 19
+U = np.uint64
+UBS = np.uint64(BS)
+# rows of the joint block T: the joint's motion S q' (6) and S q'' (6), sin q and 1 - cos q (2)
+T_V, T_A, T_S = 0, 6, 12
+NT = 14
+#: rows of the scratch block P
+NP = 13
 
 
+# ------------------------------------------------------------------ one configuration: W[k, col]
 @step
 def load6(W, k, col):
     return W[k, col], W[k, col + 1], W[k, col + 2], W[k, col + 3], W[k, col + 4], W[k, col + 5]
@@ -47,77 +60,151 @@ def store_pose(W, k, X):
      W[k, W_R + 6], W[k, W_R + 7], W[k, W_R + 8], W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]) = X
 
 
+# ------------------------------------------------------------------ blocks: flat, b innermost
 @step
-def load6_block(W, k, col, b):
-    return (W[k, col, b], W[k, col + 1, b], W[k, col + 2, b],
-            W[k, col + 3, b], W[k, col + 4, b], W[k, col + 5, b])
-
-
-@step
-def store6_block(W, k, col, b, V):
-    (W[k, col, b], W[k, col + 1, b], W[k, col + 2, b],
-     W[k, col + 3, b], W[k, col + 4, b], W[k, col + 5, b]) = V
+def at(k, col):
+    """Offset of quantity ``col`` of body ``k`` in a block work array."""
+    return U((k * NW + col) * BS)
 
 
 @step
-def add_into6_block(W, k, col, b, V):
-    W[k, col, b] += V[0]
-    W[k, col + 1, b] += V[1]
-    W[k, col + 2, b] += V[2]
-    W[k, col + 3, b] += V[3]
-    W[k, col + 4, b] += V[4]
-    W[k, col + 5, b] += V[5]
+def row(r):
+    """Offset of row r of a scratch block."""
+    return U(r * BS)
 
 
 @step
-def load_pose_block(W, k, b):
-    return (W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b], W[k, W_R + 3, b], W[k, W_R + 4, b],
-            W[k, W_R + 5, b], W[k, W_R + 6, b], W[k, W_R + 7, b], W[k, W_R + 8, b],
-            W[k, W_T, b], W[k, W_T + 1, b], W[k, W_T + 2, b])
+def ld6b(W, o, b):
+    return (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+            W[o + U(4) * UBS + b], W[o + U(5) * UBS + b])
 
 
 @step
-def store_pose_block(W, k, b, X):
-    (W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b], W[k, W_R + 3, b], W[k, W_R + 4, b],
-     W[k, W_R + 5, b], W[k, W_R + 6, b], W[k, W_R + 7, b], W[k, W_R + 8, b],
-     W[k, W_T, b], W[k, W_T + 1, b], W[k, W_T + 2, b]) = X
+def st6b(W, o, b, V):
+    (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+     W[o + U(4) * UBS + b], W[o + U(5) * UBS + b]) = V
 
 
 @step
-def block_values(T, b):
-    """The joint values j (7-tuple) of configuration b, gathered by :func:`gather_joint`."""
-    return (T[T_J, b], T[T_J + 1, b], T[T_J + 2, b], T[T_J + 3, b], T[T_J + 4, b],
-            T[T_J + 5, b], T[T_J + 6, b])
+def ld9b(W, o, b):
+    return (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+            W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+            W[o + U(7) * UBS + b], W[o + U(8) * UBS + b])
 
 
 @step
-def block_rates(T, row, b):
-    return T[row, b], T[row + 1, b], T[row + 2, b], T[row + 3, b], T[row + 4, b], T[row + 5, b]
+def ld_pose_b(W, o, b):
+    return (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+            W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+            W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b],
+            W[o + U(10) * UBS + b], W[o + U(11) * UBS + b])
+
+
+@step
+def st_pose_b(W, o, b, X):
+    (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+     W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+     W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b],
+     W[o + U(10) * UBS + b], W[o + U(11) * UBS + b]) = X
+
+
+@step
+def ld13b(W, o, b):
+    return (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+            W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+            W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b],
+            W[o + U(10) * UBS + b], W[o + U(11) * UBS + b], W[o + U(12) * UBS + b])
+
+
+@step
+def st13b(W, o, b, I):
+    (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+     W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+     W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b],
+     W[o + U(10) * UBS + b], W[o + U(11) * UBS + b], W[o + U(12) * UBS + b]) = I
 
 
 @jit
-def gather_joint(jt, Q, iq, X, Y, iv, b0, nb, T, rates):
-    """T[T_J:T_J+7, b]: joint values of rows b0 .. b0+nb of Q (sin q and 1 - cos q for a revolute
-    joint: polynomials that vectorise). ``rates`` 1: also T[T_V:T_V+6], the joint's entries of X
-    (velocities), and zero accelerations T[T_A:T_A+6]; 2: the accelerations from Y."""
+def copy_rows(src, o_src, dst, o_dst, rows):
+    """dst rows o_dst.. = src rows o_src.. (``rows`` whole rows of a block: one loop; the lanes
+    past a short block's last configuration carry garbage that nothing reads)."""
+    for i in range(rows * BS):
+        dst[o_dst + U(i)] = src[o_src + U(i)]
+
+
+@jit
+def add_rows(src, o_src, dst, o_dst, rows):
+    """dst rows o_dst.. += src rows o_src.. (whole rows, as :func:`copy_rows`)."""
+    for i in range(rows * BS):
+        dst[o_dst + U(i)] += src[o_src + U(i)]
+
+
+@jit
+def transpose_rows(X, b0, nb, out):
+    """out[i * BS + b] = X[b0 + b, i]: rows b0 .. b0+nb of X as a flat block, configuration
+    innermost (read once per block; the per-joint loops then read contiguous rows)."""
+    for b in range(nb):
+        for i in range(X.shape[1]):
+            out[row(i) + U(b)] = X[b0 + b, i]
+
+
+@step
+def ld7b(X, o, b):
+    return (X[o + b], X[o + UBS + b], X[o + U(2) * UBS + b], X[o + U(3) * UBS + b],
+            X[o + U(4) * UBS + b], X[o + U(5) * UBS + b], X[o + U(6) * UBS + b])
+
+
+@jit
+def gather_joint(jt, C, a, Qb, iq, Xb, Yb, iv, nb, W, ow, T, rates):
+    """The joint of a body for the nb configurations of a block: its pose in the parent into W
+    at offset ``ow`` (12 rows) and, with ``rates`` 1, its motion S q' into T rows T_V.. and zero
+    S q'' into rows T_A..; with ``rates`` 2, S q'' from Yb. Qb, Xb, Yb: q, q' and q'' as flat
+    blocks (:func:`transpose_rows`). The per-type code stays here, so that the drivers' loops
+    over configurations are branch-free; revolute joints (the common case) run in loops of their
+    own, with the joint type a constant, that vectorise (prismatic joints too)."""
+    oq = row(iq)
+    ov = row(iv)
     if jt == REVOLUTE:
         big = 0.0
         for b in range(nb):
-            big = max(big, abs(Q[b0 + b, iq]))
+            big = max(big, abs(Qb[oq + U(b)]))
         if big > SINCOS_MAX:
             for b in range(nb):
-                x = Q[b0 + b, iq]
-                T[T_J, b] = math.sin(x)
-                T[T_J + 1, b] = 1.0 - math.cos(x)
+                x = Qb[oq + U(b)]
+                T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = math.sin(x), 1.0 - math.cos(x)
         else:
             for b in range(nb):
-                T[T_J, b], T[T_J + 1, b] = sin_1mcos_poly(Q[b0 + b, iq])
-    elif jt == PRISMATIC or jt == SPHERICAL or jt == FREE:
-        for c in range(JOINT_NQ[jt]):
-            for b in range(nb):
-                T[T_J + c, b] = Q[b0 + b, iq + c]
-    if rates > 0:
-        for c in range(JOINT_NV[jt]):
-            for b in range(nb):
-                T[T_V + c, b] = X[b0 + b, iv + c]
-                T[T_A + c, b] = Y[b0 + b, iv + c] if rates > 1 else 0.0
+                T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = sin_1mcos_poly(Qb[oq + U(b)])
+        for i in range(nb):
+            b = U(i)
+            st_pose_b(W, ow, b, joint_pose(REVOLUTE, C, (T[row(T_S) + b], T[row(T_S + 1) + b],
+                                                          0.0, 0.0, 0.0, 0.0, 0.0)))
+        if rates > 0:
+            for i in range(nb):
+                b = U(i)
+                st6b(T, row(T_V), b, joint_motion(REVOLUTE, a, (Xb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
+            if rates > 1:
+                for i in range(nb):
+                    b = U(i)
+                    st6b(T, row(T_A), b, joint_motion(REVOLUTE, a, (Yb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
+        return
+    if jt == PRISMATIC:
+        for i in range(nb):
+            b = U(i)
+            st_pose_b(W, ow, b, joint_pose(PRISMATIC, C, (Qb[oq + b], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)))
+        if rates > 0:
+            for i in range(nb):
+                b = U(i)
+                st6b(T, row(T_V), b, joint_motion(PRISMATIC, a, (Xb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
+            if rates > 1:
+                for i in range(nb):
+                    b = U(i)
+                    st6b(T, row(T_A), b, joint_motion(PRISMATIC, a, (Yb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
+        return
+    for i in range(nb):
+        b = U(i)
+        st_pose_b(W, ow, b, joint_pose(jt, C, ld7b(Qb, oq, b)))
+        if rates > 0:
+            st6b(T, row(T_V), b, joint_motion(jt, a, ld6b(Xb, ov, b)))
+            if rates > 1:
+                st6b(T, row(T_A), b, joint_motion(jt, a, ld6b(Yb, ov, b)))

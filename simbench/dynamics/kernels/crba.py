@@ -8,19 +8,19 @@ Featherstone, *Rigid Body Dynamics Algorithms*, table 6.2. Bodies are visited ch
   then F travels to the root (``F = X^T F``) and ``M[j, i] = M[i, j] = S_j^T F`` at each
   ancestor joint j (:func:`crba_column_step`).
 
-Drivers: :func:`crba_row` (one configuration) and :func:`crba_block` / :func:`crba_batch`
+Drivers: :func:`crba_row` (one configuration) and :func:`crba_block` / :func:`crba_span`
 (the block layout ``M[i, j, b]``, configuration index innermost).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ._jit import entry, jit, step
-from .blocks import (NT, block_values, gather_joint, load_pose, load_pose_block, store_pose,
-                     store_pose_block)
-from .joints import body_inertia, joint_axis, joint_constants, joint_pose, joint_values, motion_subspace
-from .layout import BS, C_M, FEXT, FIXED, JOINT_NV, NW, RO2, TREE, W_CM
+from .blocks import (NP, NT, U, add_rows, at, gather_joint, transpose_rows, ld6b, ld13b, ld_pose_b,
+                     load_pose, row, st6b, st13b, store_pose)
+from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_pose, joint_values,
+                     motion_subspace)
+from .layout import BS, C_M, FIXED, JOINT_NV, NW, RO2, TREE, W_CM, W_R
 from .spatial import dot6, force_to_parent, inertia_times, inertia_to_parent
 
 
@@ -65,7 +65,7 @@ def crba_row(idata, fdata, q, M, W):
             for c in range(JOINT_NV[jt]):
                 F = crba_column_start(jt, a, c, Ic)
                 for c2 in range(JOINT_NV[jt]):
-                    M[iv + c2, iv + c] = dot6(motion_subspace(jt, a, c2), F)
+                    M[iv + c2, iv + c] = joint_force(jt, a, c2, F)
                 j = k
                 while idata[j, 0] > 0:
                     F = crba_column_step(load_pose(W, j), F)
@@ -75,7 +75,7 @@ def crba_row(idata, fdata, q, M, W):
                         aj = joint_axis(fdata, j)
                         vj = idata[j, 3]
                         for c2 in range(JOINT_NV[jj]):
-                            val = dot6(motion_subspace(jj, aj, c2), F)
+                            val = joint_force(jj, aj, c2, F)
                             M[vj + c2, iv + c] = val
                             M[iv + c, vj + c2] = val
         p = idata[k, 0]
@@ -86,91 +86,98 @@ def crba_row(idata, fdata, q, M, W):
 
 
 # ------------------------------------------------------------------ a block of configurations
+@step
+def mat(n, i, j):
+    """Offset of entry (i, j) of a block of (n, n) matrices."""
+    return U((i * n + j) * BS)
+
+
 @jit
-def crba_block(idata, fdata, Q, b0, nb, M, W, T, F):
-    """Mass matrices of rows b0 .. b0+nb of Q into M (nv, nv, BS), block layout.
-    W (nbody, NW, BS), T (NT, BS), F (6, BS) scratch."""
+def crba_block(idata, fdata, Qb, nb, M, W, P, T):
+    """Mass matrices of the nb configurations of the flat block Qb (:func:`.blocks.transpose_rows`)
+    into the flat block M (entry (i, j) of configuration b at ``(i * nv + j) * BS + b``).
+    W, P, T: scratch blocks (:mod:`.blocks`)."""
     nbody = idata.shape[0]
-    n = M.shape[0]
-    for i in range(n):
-        for j in range(n):
-            for b in range(nb):
-                M[i, j, b] = 0.0
+    n = idata[0, 3]
+    for i in range(n * n):
+        o = row(i)
+        for b in range(nb):
+            M[o + U(b)] = 0.0
     for k in range(1, nbody):
         jt = idata[k, 1]
-        C = joint_constants(fdata, k)
-        gather_joint(jt, Q, idata[k, 2], Q, Q, 0, b0, nb, T, 0)
-        for b in range(nb):
-            store_pose_block(W, k, b, joint_pose(jt, C, block_values(T, b)))
-        for i in range(13):
-            v = fdata[k, C_M + i]
+        gather_joint(jt, joint_constants(fdata, k), joint_axis(fdata, k), Qb, idata[k, 2], Qb, Qb,
+                     0, nb, W, at(k, W_R), T, 0)
+        for c in range(13):
+            v = fdata[k, C_M + c]
+            o = at(k, W_CM + c)
             for b in range(nb):
-                W[k, W_CM + i, b] = v
+                W[o + U(b)] = v
     for k in range(nbody - 1, 0, -1):
         jt = idata[k, 1]
         if jt != FIXED:
             a = joint_axis(fdata, k)
             iv = idata[k, 3]
-            for c in range(JOINT_NV[jt]):
-                for b in range(nb):
-                    Fb = crba_column_start(jt, a, c, (
-                        W[k, W_CM, b], W[k, W_CM + 1, b], W[k, W_CM + 2, b], W[k, W_CM + 3, b],
-                        W[k, W_CM + 4, b], W[k, W_CM + 5, b], W[k, W_CM + 6, b],
-                        W[k, W_CM + 7, b], W[k, W_CM + 8, b], W[k, W_CM + 9, b],
-                        W[k, W_CM + 10, b], W[k, W_CM + 11, b], W[k, W_CM + 12, b]))
-                    F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b] = Fb
-                    for c2 in range(JOINT_NV[jt]):
-                        M[iv + c2, iv + c, b] = dot6(motion_subspace(jt, a, c2), Fb)
+            nvk = JOINT_NV[jt]
+            for c in range(nvk):
+                for i in range(nb):
+                    b = U(i)
+                    st6b(P, row(0), b, crba_column_start(jt, a, c, ld13b(W, at(k, W_CM), b)))
+                for c2 in range(nvk):
+                    S = motion_subspace(jt, a, c2)          # joint_force, S_c out of the loop
+                    o = mat(n, iv + c2, iv + c)
+                    for i in range(nb):
+                        b = U(i)
+                        M[o + b] = dot6(S, ld6b(P, row(0), b))
                 j = k
                 while idata[j, 0] > 0:
-                    jp = idata[j, 0]
-                    jj = idata[jp, 1]
-                    aj = joint_axis(fdata, jp)
-                    vj = idata[jp, 3]
-                    for b in range(nb):
-                        Fb = crba_column_step(load_pose_block(W, j, b),
-                                              (F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b]))
-                        F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b] = Fb
+                    oj = at(j, W_R)
+                    for i in range(nb):
+                        b = U(i)
+                        st6b(P, row(0), b, crba_column_step(ld_pose_b(W, oj, b), ld6b(P, row(0), b)))
+                    j = idata[j, 0]
+                    jj = idata[j, 1]
+                    if jj != FIXED:
+                        aj = joint_axis(fdata, j)
+                        vj = idata[j, 3]
                         for c2 in range(JOINT_NV[jj]):
-                            val = dot6(motion_subspace(jj, aj, c2), Fb)
-                            M[vj + c2, iv + c, b] = val
-                            M[iv + c, vj + c2, b] = val
-                    j = jp
+                            S = motion_subspace(jj, aj, c2)
+                            o1 = mat(n, vj + c2, iv + c)
+                            o2 = mat(n, iv + c, vj + c2)
+                            for i in range(nb):
+                                b = U(i)
+                                val = dot6(S, ld6b(P, row(0), b))
+                                M[o1 + b] = val
+                                M[o2 + b] = val
         p = idata[k, 0]
         if p > 0:
-            for b in range(nb):
-                Ic = crba_backward_step(load_pose_block(W, k, b), (
-                    W[k, W_CM, b], W[k, W_CM + 1, b], W[k, W_CM + 2, b], W[k, W_CM + 3, b],
-                    W[k, W_CM + 4, b], W[k, W_CM + 5, b], W[k, W_CM + 6, b], W[k, W_CM + 7, b],
-                    W[k, W_CM + 8, b], W[k, W_CM + 9, b], W[k, W_CM + 10, b],
-                    W[k, W_CM + 11, b], W[k, W_CM + 12, b]))
-                for i in range(13):
-                    W[p, W_CM + i, b] += Ic[i]
+            for i in range(nb):
+                b = U(i)
+                st13b(P, row(0), b, crba_backward_step(ld_pose_b(W, at(k, W_R), b),
+                                                       ld13b(W, at(k, W_CM), b)))
+            add_rows(P, row(0), W, at(p, W_CM), 13)
 
 
 @jit
-def unblock_matrix(Mb, nb, out, b0):
-    """out[b0 + b] = Mb[:, :, b] for b < nb."""
-    n = Mb.shape[0]
-    for b in range(nb):
-        for i in range(n):
-            for j in range(n):
-                out[b0 + b, i, j] = Mb[i, j, b]
+def unblock_matrix(Mb, n, nb, out, b0):
+    """out[b0 + b] = the block's matrix b, for b < nb."""
+    for i in range(n):
+        for j in range(n):
+            o = mat(n, i, j)
+            for b in range(nb):
+                out[b0 + b, i, j] = Mb[o + U(b)]
 
 
-@entry(f"float64[:, :, ::1]({TREE}, {RO2}, int64, int64)", parallel=True)
-def crba_batch(idata, fdata, Q, nv, chunk):
-    """Mass matrices (N, nv, nv) of the rows of Q."""
-    N = Q.shape[0]
-    out = np.empty((N, nv, nv))
-    per = chunk * BS
-    for c in prange((N + per - 1) // per):
-        W = np.empty((idata.shape[0], NW, BS))
-        T = np.zeros((NT, BS))
-        F = np.empty((6, BS))
-        Mb = np.empty((nv, nv, BS))
-        for b0 in range(c * per, min(N, (c + 1) * per), BS):
-            nb = min(BS, N - b0)
-            crba_block(idata, fdata, Q, b0, nb, Mb, W, T, F)
-            unblock_matrix(Mb, nb, out, b0)
-    return out
+@entry(f"void({TREE}, {RO2}, float64[:, :, ::1], int64, int64)", nogil=True)
+def crba_span(idata, fdata, Q, out, start, stop):
+    """Mass matrices of rows start .. stop of Q into out (N, nv, nv); releases the GIL."""
+    nv = out.shape[1]
+    W = np.empty(idata.shape[0] * NW * BS)
+    P = np.empty(NP * BS)
+    T = np.zeros(NT * BS)
+    Mb = np.empty(nv * nv * BS)
+    Qb = np.zeros((Q.shape[1] + 7) * BS)
+    for b0 in range(start, stop, BS):
+        nb = min(BS, stop - b0)
+        transpose_rows(Q, b0, nb, Qb)
+        crba_block(idata, fdata, Qb, nb, Mb, W, P, T)
+        unblock_matrix(Mb, nv, nb, out, b0)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
 
 from ._jit import entry, jit
-from .blocks import NT, block_values, gather_joint, store_pose
-from .crba import crba_block, crba_row
+from .blocks import NP, NT, U, row, store_pose, transpose_rows
+from .crba import crba_block, crba_row, mat
 from .joints import joint_constants, joint_pose, joint_values
 from .layout import BS, FEXT, NW, RO2, TREE, W_R, W_T
 from .rnea import rnea_block, rnea_row
@@ -60,38 +59,60 @@ def cholesky_solve(M, b, L):
 
 
 @jit
-def cholesky_solve_block(M, x, nb, ok):
-    """Solve M[:, :, b] x[:, b] = x[:, b] in place for b < nb, overwriting M's lower triangle with
-    the factor (diagonal: reciprocals); ok[b] = False where M[:, :, b] is not positive definite."""
-    n = M.shape[0]
+def cholesky_solve_block(M, x, n, nb, ok):
+    """Solve M_b x_b = x_b in place for the nb configurations of a flat block (M entry (i, j) at
+    ``(i * n + j) * BS + b``, x entry i at ``i * BS + b``), overwriting M's lower triangle with
+    the factor (its diagonal with the reciprocals); ok[b] = False where M_b is not positive
+    definite."""
     for b in range(nb):
         ok[b] = True
     for j in range(n):
+        ojj = mat(n, j, j)
         for k in range(j):
-            for b in range(nb):
-                M[j, j, b] -= M[j, k, b] * M[j, k, b]
-        for b in range(nb):
-            s = M[j, j, b]
-            ok[b] = ok[b] and s > 0.0
-            M[j, j, b] = 1.0 / math.sqrt(s if s > 0.0 else 1.0)
-        for i in range(j + 1, n):
+            ojk = mat(n, j, k)
+            for i in range(nb):
+                b = U(i)
+                M[ojj + b] -= M[ojk + b] * M[ojk + b]
+        for i in range(nb):
+            b = U(i)
+            s = M[ojj + b]
+            ok[i] = ok[i] and s > 0.0
+            M[ojj + b] = 1.0 / math.sqrt(s if s > 0.0 else 1.0)
+        for r in range(j + 1, n):
+            orj = mat(n, r, j)
             for k in range(j):
-                for b in range(nb):
-                    M[i, j, b] -= M[i, k, b] * M[j, k, b]
-            for b in range(nb):
-                M[i, j, b] *= M[j, j, b]
-    for i in range(n):
-        for k in range(i):
-            for b in range(nb):
-                x[i, b] -= M[i, k, b] * x[k, b]
-        for b in range(nb):
-            x[i, b] *= M[i, i, b]
-    for i in range(n - 1, -1, -1):
-        for k in range(i + 1, n):
-            for b in range(nb):
-                x[i, b] -= M[k, i, b] * x[k, b]
-        for b in range(nb):
-            x[i, b] *= M[i, i, b]
+                ork = mat(n, r, k)
+                ojk = mat(n, j, k)
+                for i in range(nb):
+                    b = U(i)
+                    M[orj + b] -= M[ork + b] * M[ojk + b]
+            for i in range(nb):
+                b = U(i)
+                M[orj + b] *= M[ojj + b]
+    for r in range(n):
+        orr = row(r)
+        for k in range(r):
+            ork = mat(n, r, k)
+            okk = row(k)
+            for i in range(nb):
+                b = U(i)
+                x[orr + b] -= M[ork + b] * x[okk + b]
+        o = mat(n, r, r)
+        for i in range(nb):
+            b = U(i)
+            x[orr + b] *= M[o + b]
+    for r in range(n - 1, -1, -1):
+        orr = row(r)
+        for k in range(r + 1, n):
+            okr = mat(n, k, r)
+            okk = row(k)
+            for i in range(nb):
+                b = U(i)
+                x[orr + b] -= M[okr + b] * x[okk + b]
+        o = mat(n, r, r)
+        for i in range(nb):
+            b = U(i)
+            x[orr + b] *= M[o + b]
 
 
 @jit
@@ -107,36 +128,38 @@ def fd_row(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L):
             qdd[i] = np.nan
 
 
-@entry(f"float64[:, ::1]({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, "
-       f"boolean, int64)", parallel=True)
-def fd_batch(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, chunk):
-    """Forward dynamics over the rows of Q, QD, TAU; rows whose M is singular come back nan."""
-    N, nv = TAU.shape
-    qdd = np.empty((N, nv))
-    per = chunk * BS
-    for c in prange((N + per - 1) // per):
-        W = np.empty((idata.shape[0], NW, BS))
-        T = np.zeros((NT, BS))
-        F = np.empty((6, BS))
-        Mb = np.empty((nv, nv, BS))
-        x = np.empty((nv, BS))
-        ok = np.empty(BS, dtype=np.bool_)
-        for b0 in range(c * per, min(N, (c + 1) * per), BS):
-            nb = min(BS, N - b0)
-            # bias C q' + g - J^T F_ext into qdd's rows, then x = tau - bias
-            rnea_block(idata, fdata, Q, QD, QD, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, T, 1)
-            crba_block(idata, fdata, Q, b0, nb, Mb, W, T, F)
-            for i in range(nv):
-                for b in range(nb):
-                    x[i, b] = TAU[b0 + b, i] - qdd[b0 + b, i]
-            cholesky_solve_block(Mb, x, nb, ok)
+@entry(f"void({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, boolean, "
+       f"float64[:, ::1], int64, int64)", nogil=True)
+def fd_span(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
+    """Forward dynamics of rows start .. stop into qdd; rows whose M is singular come back nan.
+    Releases the GIL."""
+    nv = TAU.shape[1]
+    W = np.empty(idata.shape[0] * NW * BS)
+    P = np.empty(NP * BS)
+    T = np.zeros(NT * BS)
+    Mb = np.empty(nv * nv * BS)
+    x = np.empty(nv * BS)
+    ok = np.empty(BS, dtype=np.bool_)
+    Qb = np.zeros((Q.shape[1] + 7) * BS)
+    QDb = np.zeros((nv + 6) * BS)
+    for b0 in range(start, stop, BS):
+        nb = min(BS, stop - b0)
+        transpose_rows(Q, b0, nb, Qb)
+        transpose_rows(QD, b0, nb, QDb)
+        # bias C q' + g - J^T F_ext into qdd's rows, then x = tau - bias
+        rnea_block(idata, fdata, Qb, QDb, QDb, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, P, T, 1)
+        crba_block(idata, fdata, Qb, nb, Mb, W, P, T)
+        for i in range(nv):
+            o = row(i)
             for b in range(nb):
-                good = ok[b]
-                for i in range(nv):
-                    good = good and math.isfinite(x[i, b])
-                for i in range(nv):
-                    qdd[b0 + b, i] = x[i, b] if good else np.nan
-    return qdd
+                x[o + U(b)] = TAU[b0 + b, i] - qdd[b0 + b, i]
+        cholesky_solve_block(Mb, x, nv, nb, ok)
+        for b in range(nb):
+            good = ok[b]
+            for i in range(nv):
+                good = good and math.isfinite(x[row(i) + U(b)])
+            for i in range(nv):
+                qdd[b0 + b, i] = x[row(i) + U(b)] if good else np.nan
 
 
 # ------------------------------------------------------------------ forward kinematics

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ._jit import step
 from .layout import C_A, C_AX, C_B, C_D, C_P0, C_R0, FREE, PRISMATIC, REVOLUTE, SPHERICAL
-from .spatial import quat_rotation, rot_mul, rot_vec, sin_1mcos
+from .spatial import dot6, quat_rotation, rot_mul, rot_vec, sin_1mcos
 
 
 # ------------------------------------------------------------------ constants of one body (readers)
@@ -127,20 +127,6 @@ def joint_motion(jt, a, r):
 
 
 @step
-def joint_forces(jt, a, F):
-    """S^T F: the joint's generalised forces from the child's wrench F (6-tuple, zero-padded)."""
-    if jt == REVOLUTE:
-        return (a[0] * F[0] + a[1] * F[1] + a[2] * F[2], 0.0, 0.0, 0.0, 0.0, 0.0)
-    if jt == PRISMATIC:
-        return (a[0] * F[3] + a[1] * F[4] + a[2] * F[5], 0.0, 0.0, 0.0, 0.0, 0.0)
-    if jt == SPHERICAL:
-        return (F[0], F[1], F[2], 0.0, 0.0, 0.0)
-    if jt == FREE:
-        return (F[3], F[4], F[5], F[0], F[1], F[2])
-    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-
-
-@step
 def motion_subspace(jt, a, c):
     """Column c of S (a 6-tuple)."""
     if jt == REVOLUTE:
@@ -155,5 +141,11 @@ def motion_subspace(jt, a, c):
     return (e0, e1, e2, 0.0, 0.0, 0.0)
 
 
+@step
+def joint_force(jt, a, c, F):
+    """S_c^T F: generalised force c of the joint from the child's wrench F."""
+    return dot6(motion_subspace(jt, a, c), F)
+
+
 __all__ = ["joint_constants", "joint_axis", "body_inertia", "joint_values", "joint_rates",
-           "joint_pose", "joint_motion", "joint_forces", "motion_subspace"]
+           "joint_pose", "joint_motion", "joint_force", "motion_subspace"]

@@ -42,7 +42,7 @@ TREE = "int64[:, ::1], float64[:, ::1]"
 FEXT = "float64[:, :, ::1]"
 
 #: configurations per block in the batched kernels (the block index is the innermost loop)
-BS = 16
+BS = 32
 
 __all__ = ["FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "JOINT_NQ", "JOINT_NV",
            "I_PARENT", "I_TYPE", "I_Q", "I_V", "C_R0", "C_P0", "C_AX", "C_M", "C_H", "C_IO",

@@ -9,25 +9,26 @@ The two passes are written once, on scalars, as Pinocchio names them:
 * :func:`rnea_forward_step` (body k, parents first): ``v_k = X v_p + S q'``,
   ``a_k = X a_p + S q'' + (X v_p) x S q'``, ``f_k = I_k a_k + v_k x* I_k v_k`` (minus the
   external wrench, in the body frame);
-* :func:`rnea_backward_step` (children first): ``tau_k = S^T f_k``, ``f_p += X^T f_k``.
+* :func:`rnea_backward_step` (children first): ``tau_k = S^T f_k``
+  (:func:`~.joints.joint_force`), ``f_p += X^T f_k``.
 
 The drivers are loops over these steps: :func:`rnea_row` (one configuration: row r of 2-D
 arrays), :func:`rnea_block` (``BS`` configurations at once, configuration index innermost) and
-:func:`rnea_batch` (blocks in parallel).
+:func:`rnea_span` (a range of rows block by block, without the GIL, run on threads by
+:mod:`.threads`).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ._jit import entry, jit, step
-from .blocks import (NT, T_A, T_V, add_into6, add_into6_block, block_rates, block_values,
-                     gather_joint, load6, load6_block, load_pose, load_pose_block, store6,
-                     store6_block, store_pose, store_pose_block)
-from .joints import (body_inertia, joint_axis, joint_constants, joint_forces, joint_motion,
-                     joint_pose, joint_rates, joint_values)
+from .blocks import (NP, NT, T_A, T_V, U, add_into6, add_rows, at, copy_rows, gather_joint, transpose_rows,
+                     ld6b, ld9b, ld_pose_b, load6, load_pose, row, st6b, store6,
+                     store_pose)
+from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_motion,
+                     joint_pose, joint_rates, joint_values, motion_subspace)
 from .layout import BS, C_M, FEXT, FIXED, JOINT_NV, NW, RO2, TREE, W_A, W_F, W_R, W_RW, W_V
-from .spatial import add6, body_force, force_to_parent, motion_cross, motion_to_child, scale6, sub6
+from .spatial import add6, body_force, dot6, force_to_parent, motion_cross, motion_to_child, scale6, sub6
 
 
 # ------------------------------------------------------------------ the two steps
@@ -43,9 +44,9 @@ def rnea_forward_step(X, Vp, Ap, vJ, aJ, I):
 
 
 @step
-def rnea_backward_step(jt, a, X, F):
-    """The joint forces S^T F (6-tuple, zero-padded) and the body's force in its parent's frame."""
-    return joint_forces(jt, a, F), force_to_parent(X, F)
+def rnea_backward_step(X, F):
+    """The body's force F in its parent's frame, added to the parent's force."""
+    return force_to_parent(X, F)
 
 
 @step
@@ -109,89 +110,98 @@ def rnea_row(idata, fdata, q, qd, qdd, acc, gx, gy, gz, fext, has_fext, tau, W):
     for k in range(nb - 1, 0, -1):
         p = idata[k, 0]
         jt = idata[k, 1]
-        jf, Fp = rnea_backward_step(jt, joint_axis(fdata, k), load_pose(W, k), load6(W, k, W_F))
+        F = load6(W, k, W_F)
         if jt != FIXED:
+            a = joint_axis(fdata, k)
             iv = idata[k, 3]
             for c in range(JOINT_NV[jt]):
-                tau[iv + c] = jf[c]
+                tau[iv + c] = joint_force(jt, a, c, F)
         if p > 0:
-            add_into6(W, p, W_F, Fp)
+            add_into6(W, p, W_F, rnea_backward_step(load_pose(W, k), F))
 
 
 # ------------------------------------------------------------------ a block of configurations
 @jit
-def rnea_block(idata, fdata, Q, QD, QDD, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, T, rates):
-    """RNEA for rows b0 .. b0+nb of Q, QD, QDD into tau; W (nbody, NW, BS), T (NT, BS) scratch.
-    FEXT (1 or N, nbody, 6). ``rates`` 1: q'' = 0 (QDD is not read), 2: QDD."""
+def rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T,
+               rates):
+    """RNEA for rows b0 .. b0+nb of a batch into tau; Qb, QDb, QDDb: those rows of q, q', q'' as
+    flat blocks (:func:`.blocks.transpose_rows`). Scratch blocks (:mod:`.blocks`): W (nbody *
+    NW * BS), P (NP * BS), T (NT * BS). FEXT (1 or N, nbody, 6). ``rates`` 1: q'' = 0 (QDDb is
+    not read), 2: QDDb."""
     nbody = idata.shape[0]
     nf = FEXT.shape[0]
     for c in range(NW):
+        o = at(0, c)
         for b in range(nb):
-            W[0, c, b] = 0.0
+            W[o + U(b)] = 0.0
     for b in range(nb):
-        W[0, W_A + 3, b] = -gx
-        W[0, W_A + 4, b] = -gy
-        W[0, W_A + 5, b] = -gz
-        W[0, W_RW, b] = 1.0
-        W[0, W_RW + 4, b] = 1.0
-        W[0, W_RW + 8, b] = 1.0
+        ub = U(b)
+        W[at(0, W_A + 3) + ub] = -gx
+        W[at(0, W_A + 4) + ub] = -gy
+        W[at(0, W_A + 5) + ub] = -gz
+        W[at(0, W_RW) + ub] = 1.0
+        W[at(0, W_RW + 4) + ub] = 1.0
+        W[at(0, W_RW + 8) + ub] = 1.0
+    # forward pass
     for k in range(1, nbody):
         p = idata[k, 0]
         jt = idata[k, 1]
-        a = joint_axis(fdata, k)
-        C = joint_constants(fdata, k)
         I = body_inertia(fdata, k, C_M)
-        gather_joint(jt, Q, idata[k, 2], QD, QDD, idata[k, 3], b0, nb, T, rates)
-        for b in range(nb):
-            X = joint_pose(jt, C, block_values(T, b))
-            V, A, F = rnea_forward_step(X, load6_block(W, p, W_V, b), load6_block(W, p, W_A, b),
-                                        joint_motion(jt, a, block_rates(T, T_V, b)),
-                                        joint_motion(jt, a, block_rates(T, T_A, b)), I)
-            store_pose_block(W, k, b, X)
-            store6_block(W, k, W_V, b, V)
-            store6_block(W, k, W_A, b, A)
-            store6_block(W, k, W_F, b, F)
+        ok = at(k, 0)
+        gather_joint(jt, joint_constants(fdata, k), joint_axis(fdata, k), Qb, idata[k, 2], QDb,
+                     QDDb, idata[k, 3], nb, W, ok + U(W_R * BS), T, rates)
+        copy_rows(W, at(p, W_V), P, row(0), 12)       # the parent's twist and acceleration
+        for i in range(nb):
+            b = U(i)
+            V, A, F = rnea_forward_step(ld_pose_b(W, ok + U(W_R * BS), b), ld6b(P, row(0), b),
+                                        ld6b(P, row(6), b), ld6b(T, row(T_V), b),
+                                        ld6b(T, row(T_A), b), I)
+            st6b(W, ok + U(W_V * BS), b, V)
+            st6b(W, ok + U(W_A * BS), b, A)
+            st6b(W, ok + U(W_F * BS), b, F)
         if has_fext:
-            for b in range(nb):
-                fb = b0 + b if nf > 1 else 0
-                Rw = world_rotation(
-                    (W[p, W_RW, b], W[p, W_RW + 1, b], W[p, W_RW + 2, b], W[p, W_RW + 3, b],
-                     W[p, W_RW + 4, b], W[p, W_RW + 5, b], W[p, W_RW + 6, b], W[p, W_RW + 7, b],
-                     W[p, W_RW + 8, b]),
-                    (W[k, W_R, b], W[k, W_R + 1, b], W[k, W_R + 2, b], W[k, W_R + 3, b],
-                     W[k, W_R + 4, b], W[k, W_R + 5, b], W[k, W_R + 6, b], W[k, W_R + 7, b],
-                     W[k, W_R + 8, b]))
-                for i in range(9):
-                    W[k, W_RW + i, b] = Rw[i]
-                store6_block(W, k, W_F, b, sub6(load6_block(W, k, W_F, b), external_wrench(
+            for i in range(nb):
+                b = U(i)
+                fb = b0 + i if nf > 1 else 0
+                Rw = world_rotation(ld9b(W, at(p, W_RW), b), ld9b(W, at(k, W_R), b))
+                for j in range(9):
+                    W[at(k, W_RW + j) + b] = Rw[j]
+                st6b(W, at(k, W_F), b, sub6(ld6b(W, at(k, W_F), b), external_wrench(
                     Rw, FEXT[fb, k, 0], FEXT[fb, k, 1], FEXT[fb, k, 2], FEXT[fb, k, 3],
                     FEXT[fb, k, 4], FEXT[fb, k, 5])))
+    # backward pass
     for k in range(nbody - 1, 0, -1):
         p = idata[k, 0]
         jt = idata[k, 1]
         iv = idata[k, 3]
-        nvk = JOINT_NV[jt]
         a = joint_axis(fdata, k)
-        for b in range(nb):
-            jf, Fp = rnea_backward_step(jt, a, load_pose_block(W, k, b), load6_block(W, k, W_F, b))
-            for c in range(nvk):
-                tau[b0 + b, iv + c] = jf[c]
-            if p > 0:
-                add_into6_block(W, p, W_F, b, Fp)
+        of = at(k, W_F)
+        for c in range(JOINT_NV[jt]):
+            S = motion_subspace(jt, a, c)          # joint_force, with S_c out of the loop
+            for i in range(nb):
+                tau[b0 + i, iv + c] = dot6(S, ld6b(W, of, U(i)))
+        if p > 0:
+            for i in range(nb):
+                b = U(i)
+                st6b(P, row(0), b, rnea_backward_step(ld_pose_b(W, at(k, W_R), b), ld6b(W, of, b)))
+            add_rows(P, row(0), W, at(p, W_F), 6)
 
 
-@entry(f"float64[:, ::1]({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, "
-       f"boolean, int64)", parallel=True)
-def rnea_batch(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, chunk):
-    """RNEA over the rows of Q (N, nq), QD, QDD (N, nv): ``chunk`` blocks of BS rows per parallel
-    iteration (one work array each)."""
-    N = Q.shape[0]
-    tau = np.empty((N, QD.shape[1]))
-    per = chunk * BS
-    for c in prange((N + per - 1) // per):
-        W = np.empty((idata.shape[0], NW, BS))
-        T = np.zeros((NT, BS))
-        for b0 in range(c * per, min(N, (c + 1) * per), BS):
-            rnea_block(idata, fdata, Q, QD, QDD, b0, min(BS, N - b0), gx, gy, gz, FEXT, has_fext,
-                       tau, W, T, 2)
-    return tau
+@entry(f"void({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, boolean, "
+       f"float64[:, ::1], int64, int64)", nogil=True)
+def rnea_span(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, tau, start, stop):
+    """RNEA over rows start .. stop of Q (N, nq), QD, QDD (N, nv) into tau, block by block;
+    releases the GIL (:mod:`.threads` runs spans in parallel)."""
+    nq, nv = Q.shape[1], QD.shape[1]
+    W = np.empty(idata.shape[0] * NW * BS)
+    P = np.empty(NP * BS)
+    T = np.zeros(NT * BS)
+    Qb = np.zeros((nq + 7) * BS)
+    QDb = np.zeros((nv + 6) * BS)
+    QDDb = np.zeros((nv + 6) * BS)
+    for b0 in range(start, stop, BS):
+        nb = min(BS, stop - b0)
+        transpose_rows(Q, b0, nb, Qb)
+        transpose_rows(QD, b0, nb, QDb)
+        transpose_rows(QDD, b0, nb, QDDb)
+        rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T, 2)
