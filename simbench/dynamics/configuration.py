@@ -116,18 +116,20 @@ def random_configuration(model: RobotModel, rng: np.random.Generator | int | Non
 
 
 def tangent_dexp_inv(model: RobotModel, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``dexp_u^-1 (v)`` per manifold component, to second order in u (what a fourth-order
-    Runge-Kutta-Munthe-Kaas step needs): ``v - [u, v]/2 + [u, [u, v]]/12`` on SE(3) and SO(3),
-    v itself on the real line."""
+    """The rate u' of the increment u in ``q(t) = q_k (+) u(t)`` when the velocity is v, per
+    manifold component, to second order in u (what a fourth-order Runge-Kutta-Munthe-Kaas step
+    needs): with the exponential on the right (body-frame velocities),
+    ``u' = dexp_{-u}^-1 (v) = v + [u, v]/2 + [u, [u, v]]/12`` on SE(3) and SO(3), ``u' = v``
+    on the real line."""
     out = np.array(v, dtype=float)
     base, sph = quaternion_slices(model)
     for _, sv in base:
         uu = np.concatenate([u[..., sv + 3:sv + 6], u[..., sv:sv + 3]], axis=-1)
         vv = np.concatenate([v[..., sv + 3:sv + 6], v[..., sv:sv + 3]], axis=-1)
-        r = se3_dexp_inv(uu, vv)
+        r = se3_dexp_inv(-uu, vv)
         out[..., sv:sv + 3], out[..., sv + 3:sv + 6] = r[..., 3:], r[..., :3]
     for _, sv in sph:
         a, b = u[..., sv:sv + 3], v[..., sv:sv + 3]
         ab = np.cross(a, b)
-        out[..., sv:sv + 3] = b - 0.5 * ab + np.cross(a, ab) / 12.0
+        out[..., sv:sv + 3] = b + 0.5 * ab + np.cross(a, ab) / 12.0
     return out

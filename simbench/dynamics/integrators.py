@@ -135,7 +135,7 @@ def _run(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, 
             q = np.full(q.shape, np.nan)
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
             raise SimbenchError(f"the simulation diverged at step {k + 1} (t = {t[k + 1]:.6g} s); "
-                                f"try a smaller dt or method='rk4'")
+                                f"try a smaller dt" + ("" if method == "rk4" else " or method='rk4'"))
         Q[k + 1], QD[k + 1] = q, qd
     return t, Q, QD
 
@@ -182,12 +182,16 @@ def simulate_model(model: RobotModel, q0: Any, qd0: Any, dt: float, steps: int,
     memo: dict[str, Any] = {}
 
     def accel(t: float, qq: np.ndarray, vv: np.ndarray) -> np.ndarray:
+        if not (np.isfinite(qq).all() and np.isfinite(vv).all()):
+            return np.full(model.nv, np.nan)    # a stage diverged: the step loop says so
         # the first stage of each step is (t_k, q_k, qd_k): reuse the recorded controller output
         tau = memo["tau"] if qq is memo.get("q") and t == memo.get("t") else torques(t, qq, vv)
         return forward_dynamics(model, qq, vv, tau, gravity=gravity, damping=damping, friction=friction)
 
     manifold = model.nq != model.nv or model.floating_base
-    add = (lambda qq, u: _integrate(model, qq, u)) if manifold else None
+    def add(qq: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return _integrate(model, qq, u) if np.isfinite(u).all() else np.full(model.nq, np.nan)
+
     dinv = (lambda u, v: tangent_dexp_inv(model, u, v)) if manifold else None
     TAU = np.empty((steps + 1, model.nv))
 
@@ -195,6 +199,6 @@ def simulate_model(model: RobotModel, q0: Any, qd0: Any, dt: float, steps: int,
         memo.update(t=t, q=qq, tau=torques(t, qq, vv))
         TAU[k] = memo["tau"]
 
-    t, Q, QD = _run(accel, q, qd, dt, steps, method, add, dinv, record)
+    t, Q, QD = _run(accel, q, qd, dt, steps, method, add if manifold else None, dinv, record)
     TAU[steps] = torques(float(t[steps]), Q[steps], QD[steps])
     return Trajectory(t, Q, QD, TAU)
