@@ -25,17 +25,17 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     nd = fast1(q)
     if nd == 1:
         out = np.empty((d.nv, d.nv))
-        if E.crba_fast(d.packed, q, out) == E.OK:
+        if E.crba_fast_raw(d.packed, q, out) == E.OK:
             return out
     elif nd == 2:
         out = np.empty((q.shape[0], d.nv, d.nv))
-        if E.crba_fast_rows(d.packed, q, out) == E.OK:
+        if E.crba_fast_rows_raw(d.packed, q, out) == E.OK:
             return out
     batch, (Q,) = joint_arrays(model, (q, "q", "q"))
     if Q.shape[0] <= SERIAL_ROWS:
         M = np.empty((Q.shape[0], d.nv, d.nv))
-        E.crba_fast_rows(d.packed, Q, M)
+        E.crba_fast_rows(d.bodies.packed, Q, M)
     else:
         M = np.empty((Q.shape[0], d.nv, d.nv))
-        K.run_spans(K.crba_span, Q.shape[0], d.bodies.idata, d.bodies.fdata, Q, M)
+        K.run_spans(K.crba_span, Q.shape[0], d.bodies.packed, Q, M)
     return M.reshape(batch + (d.nv, d.nv))

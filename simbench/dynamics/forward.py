@@ -41,13 +41,13 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         nd = fast3(q, qd, tau)
         if nd == 1:
             out = np.empty(d.nv)
-            if E.fd_fast(d.packed, q, qd, tau, out) == E.OK:
+            if E.fd_fast_raw(d.packed, q, qd, tau, out) == E.OK:
                 if d.nv and out[0] != out[0]:   # all-nan: singular M or overflow
                     _singular(model, out, q)
                 return out
         elif nd == 2:
             out = np.empty((q.shape[0], d.nv))
-            if E.fd_fast_rows(d.packed, q, qd, tau, out) == E.OK:
+            if E.fd_fast_rows_raw(d.packed, q, qd, tau, out) == E.OK:
                 _singular(model, out, q)
                 return out
     return _general(model, d, q, qd, tau, gravity, f_ext, damping, friction)
@@ -64,10 +64,10 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
     tree = d.links if has else d.bodies
     if Q.shape[0] <= SERIAL_ROWS:
         qdd = np.empty((Q.shape[0], d.nv))
-        E.fd_rows(tree.idata, tree.fdata, Q, QD, TAU, gx, gy, gz, F, has, qdd)
+        E.fd_rows(tree.packed, Q, QD, TAU, gx, gy, gz, F, has, qdd)
     else:
         qdd = np.empty((Q.shape[0], d.nv))
-        K.run_spans(K.fd_span, Q.shape[0], tree.idata, tree.fdata, Q, QD, TAU, gx, gy, gz, F, has,
+        K.run_spans(K.fd_span, Q.shape[0], tree.packed, Q, QD, TAU, gx, gy, gz, F, has,
                     qdd)
     _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.nv,))

@@ -19,10 +19,11 @@ from ..errors import ShapeError, lookup
 from ..model import RobotModel, as_joint_array
 from .packing import KernelModel
 
-__all__ = ["F8", "ND", "SERIAL_ROWS", "fast3", "fast1", "gravity_vector", "fext_array",
-           "joint_arrays", "joint_losses", "same_gravity"]
+__all__ = ["F4", "F8", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
+           "fext_array", "joint_arrays", "joint_losses", "same_gravity"]
 
 F8 = np.dtype(np.float64)
+F4 = np.dtype(np.float32)
 ND = np.ndarray
 #: batches up to this many rows run serially in the calling thread (no threads to start)
 SERIAL_ROWS = 32
@@ -46,6 +47,23 @@ def fast1(a: Any) -> int:
         if nd == 1 or (nd == 2 and a.shape[0] <= SERIAL_ROWS):
             return nd
     return 0
+
+
+_SEQUENCES = (list, tuple, ND)
+
+
+def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
+    """Three 1-D sequences (lists, tuples, arrays of another dtype) as float64 arrays, for the
+    fast path; (None, None, None) when they are anything else (mappings, nested lists, text),
+    which the general path then checks and explains."""
+    if a.__class__ in _SEQUENCES and b.__class__ in _SEQUENCES and c.__class__ in _SEQUENCES:
+        try:
+            x, y, z = np.asarray(a, F8), np.asarray(b, F8), np.asarray(c, F8)
+        except (TypeError, ValueError):      # not numbers: the general path says what is wrong
+            return None, None, None
+        if x.ndim == 1 and y.ndim == 1 and z.ndim == 1:
+            return x, y, z
+    return None, None, None
 
 
 def same_gravity(d: KernelModel, gravity: Any) -> bool:

@@ -34,7 +34,7 @@ def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     root is at the identity, a floating root at the base pose of q."""
     d = kernel_model(model)
     batch, (Q,) = joint_arrays(model, (q, "q", "q"))
-    T = K.fk_rows(d.links.idata, d.links.fdata, Q)[:, d.link_offset:]
+    T = K.fk_rows(d.links.packed, Q)[:, d.link_offset:]
     return T.reshape(batch + (d.nl, 4, 4))
 
 

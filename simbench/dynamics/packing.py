@@ -24,7 +24,7 @@ from ..errors import SimbenchError
 from ..model import FIXED, FREE, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel
 from ..spatial import skew, transform_inertia
 from .kernels import layout as L
-from .kernels.packed import pack
+from .kernels.tree import pack
 
 __all__ = ["KernelModel", "kernel_model", "KEY"]
 
@@ -37,11 +37,13 @@ _CODES = {FIXED: L.FIXED, REVOLUTE: L.REVOLUTE, PRISMATIC: L.PRISMATIC, SPHERICA
 
 @dataclass(frozen=True, eq=False)
 class Tree:
-    """One tree in the kernel layout; ``body_of_link[k]``: the body carrying link k, and
-    ``link_pose[k]``: link k's pose in that body's frame."""
+    """One tree in the kernel layout (``idata``, ``fdata``) and as the flat array the kernels take
+    (``packed``, :mod:`.kernels.tree`, with the single-call scratch); ``body_of_link[k]``: the body
+    carrying link k, and ``link_pose[k]``: link k's pose in that body's frame."""
 
     idata: np.ndarray
     fdata: np.ndarray
+    packed: np.ndarray
     body_of_link: np.ndarray
     link_pose: np.ndarray
 
@@ -56,7 +58,7 @@ class KernelModel:
     floating: bool
     links: Tree                  # one body per link (+ the world first when floating)
     bodies: Tree                 # fixed joints merged
-    packed: np.ndarray           # the dynamics tree and the single-call scratch (kernels.packed)
+    packed: np.ndarray           # bodies.packed (one attribute lookup on the fast path)
     gravity: tuple[float, float, float]
     damping: np.ndarray          # (nv,) viscous damping per velocity entry (0 for the base)
     friction: np.ndarray         # (nv,) Coulomb friction
@@ -194,10 +196,11 @@ def _build(model: RobotModel) -> KernelModel:
         a.setflags(write=False)
     if not np.all(np.isfinite(merged[1])):
         raise SimbenchError(f"{model.name}: the model holds non-finite numbers")
-    links = Tree(*full, body_of_link=np.arange(nl) + off, link_pose=np.tile(np.eye(4), (nl, 1, 1)))
-    bodies = Tree(*merged, body_of_link=body[off:], link_pose=offset[off:])
+    links = Tree(*full, packed=pack(*full, nq, nv), body_of_link=np.arange(nl) + off,
+                 link_pose=np.tile(np.eye(4), (nl, 1, 1)))
+    bodies = Tree(*merged, packed=pack(*merged, nq, nv), body_of_link=body[off:], link_pose=offset[off:])
     return KernelModel(name=model.name, nq=nq, nv=nv, floating=model.floating_base, links=links,
-                       bodies=bodies, packed=pack(*merged, nq, nv),
+                       bodies=bodies, packed=bodies.packed,
                        gravity=tuple(float(x) for x in model.gravity), damping=damping,
                        friction=friction, link_index={n: i for i, n in enumerate(model.link_names)},
                        nl=nl)

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..model import RobotModel
 from . import kernels as K
-from .inputs import (SERIAL_ROWS, fast3, fext_array, gravity_vector, joint_arrays, joint_losses,
-                     same_gravity)
+from .inputs import (F4, F8, ND, SERIAL_ROWS, as_float3, fext_array, gravity_vector, joint_arrays,
+                     joint_losses)
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -42,16 +42,31 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         out = np.empty(d.nv)
         if E.id_fast(d.packed, q, qd, qdd, out) == E.OK:
             return out
-    elif f_ext is None and not damping and not friction and same_gravity(d, gravity):
-        nd = fast3(q, qd, qdd)
-        if nd == 1:
-            out = np.empty(d.nv)
-            if E.id_fast(d.packed, q, qd, qdd, out) == E.OK:
+    elif f_ext is None and not (damping or friction) and (
+            gravity is None or (gravity.__class__ is tuple and gravity == d.gravity)):
+        # the fast path: one test of the inputs (inputs.fast3, written out: no call)
+        if q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and \
+                q.dtype is F8 and qd.dtype is F8 and qdd.dtype is F8:
+            nd = q.ndim
+            if nd == 1 and qd.ndim == 1 and qdd.ndim == 1:
+                out = np.empty(d.nv)
+                if E.id_fast_raw(d.packed, q, qd, qdd, out) == E.OK:
+                    return out
+            elif nd == 2 and qd.ndim == 2 and qdd.ndim == 2 and q.shape[0] <= SERIAL_ROWS:
+                out = np.empty((q.shape[0], d.nv))
+                if E.id_fast_rows_raw(d.packed, q, qd, qdd, out) == E.OK:
+                    return out
+        elif q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and q.dtype is F4 and \
+                qd.dtype is F4 and qdd.dtype is F4 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
+            out = np.empty(d.nv)                     # float32: read as it is
+            if E.id_fast32_raw(d.packed, q, qd, qdd, out) == E.OK:
                 return out
-        elif nd == 2:
-            out = np.empty((q.shape[0], d.nv))
-            if E.id_fast_rows(d.packed, q, qd, qdd, out) == E.OK:
-                return out
+        else:
+            q1, qd1, qdd1 = as_float3(q, qd, qdd)   # lists, tuples: one conversion each
+            if q1 is not None:
+                out = np.empty(d.nv)
+                if E.id_fast_raw(d.packed, q1, qd1, qdd1, out) == E.OK:
+                    return out
     return _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
 
 
@@ -64,10 +79,10 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
     tree = d.links if has else d.bodies
     if Q.shape[0] <= SERIAL_ROWS:
         tau = np.empty((Q.shape[0], d.nv))
-        E.id_rows(tree.idata, tree.fdata, Q, QD, QDD, gx, gy, gz, F, has, tau)
+        E.id_rows(tree.packed, Q, QD, QDD, gx, gy, gz, F, has, tau)
     else:
         tau = np.empty((Q.shape[0], d.nv))
-        K.run_spans(K.rnea_span, Q.shape[0], tree.idata, tree.fdata, Q, QD, QDD, gx, gy, gz, F, has,
+        K.run_spans(K.rnea_span, Q.shape[0], tree.packed, Q, QD, QDD, gx, gy, gz, F, has,
                     tau)
     tau = tau.reshape(batch + (d.nv,))
     if damping or friction:

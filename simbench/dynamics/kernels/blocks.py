@@ -1,5 +1,5 @@
 """Storage of the drivers: a body's 6-vectors and pose in the single-configuration work array
-``W[k, col]``, and in the flat block arrays of the batched drivers.
+(flat, at an offset: :func:`.tree.wrow`), and in the flat block arrays of the batched drivers.
 
 A block holds BS configurations; quantity ``col`` of body ``k`` for configuration ``b`` sits at
 ``W[(k * NW + col) * BS + b]`` of a flat array, the configuration innermost. The offsets are
@@ -15,10 +15,10 @@ import numpy as np
 
 from ._jit import jit, step
 from .joints import joint_motion, joint_pose
-from .layout import BS, NW, PRISMATIC, REVOLUTE, W_R, W_T
+from .layout import BS, NW, PRISMATIC, REVOLUTE
 from .spatial import SINCOS_MAX, sin_1mcos_poly
+from .tree import U
 
-U = np.uint64
 UBS = np.uint64(BS)
 # rows of the joint block T: the joint's motion S q' (6) and S q'' (6), sin q and 1 - cos q (2)
 T_V, T_A, T_S = 0, 6, 12
@@ -27,37 +27,37 @@ NT = 14
 NP = 13
 
 
-# ------------------------------------------------------------------ one configuration: W[k, col]
+# ------------------------------------------------------------------ one configuration: flat, offset o
 @step
-def load6(W, k, col):
-    return W[k, col], W[k, col + 1], W[k, col + 2], W[k, col + 3], W[k, col + 4], W[k, col + 5]
-
-
-@step
-def store6(W, k, col, V):
-    W[k, col], W[k, col + 1], W[k, col + 2], W[k, col + 3], W[k, col + 4], W[k, col + 5] = V
+def load6(W, o):
+    return W[o], W[o + U(1)], W[o + U(2)], W[o + U(3)], W[o + U(4)], W[o + U(5)]
 
 
 @step
-def add_into6(W, k, col, V):
-    W[k, col] += V[0]
-    W[k, col + 1] += V[1]
-    W[k, col + 2] += V[2]
-    W[k, col + 3] += V[3]
-    W[k, col + 4] += V[4]
-    W[k, col + 5] += V[5]
+def store6(W, o, V):
+    W[o], W[o + U(1)], W[o + U(2)], W[o + U(3)], W[o + U(4)], W[o + U(5)] = V
 
 
 @step
-def load_pose(W, k):
-    return (W[k, W_R], W[k, W_R + 1], W[k, W_R + 2], W[k, W_R + 3], W[k, W_R + 4], W[k, W_R + 5],
-            W[k, W_R + 6], W[k, W_R + 7], W[k, W_R + 8], W[k, W_T], W[k, W_T + 1], W[k, W_T + 2])
+def add_into6(W, o, V):
+    W[o] += V[0]
+    W[o + U(1)] += V[1]
+    W[o + U(2)] += V[2]
+    W[o + U(3)] += V[3]
+    W[o + U(4)] += V[4]
+    W[o + U(5)] += V[5]
 
 
 @step
-def store_pose(W, k, X):
-    (W[k, W_R], W[k, W_R + 1], W[k, W_R + 2], W[k, W_R + 3], W[k, W_R + 4], W[k, W_R + 5],
-     W[k, W_R + 6], W[k, W_R + 7], W[k, W_R + 8], W[k, W_T], W[k, W_T + 1], W[k, W_T + 2]) = X
+def load_pose(W, o):
+    return (W[o], W[o + U(1)], W[o + U(2)], W[o + U(3)], W[o + U(4)], W[o + U(5)], W[o + U(6)],
+            W[o + U(7)], W[o + U(8)], W[o + U(9)], W[o + U(10)], W[o + U(11)])
+
+
+@step
+def store_pose(W, o, X):
+    (W[o], W[o + U(1)], W[o + U(2)], W[o + U(3)], W[o + U(4)], W[o + U(5)], W[o + U(6)],
+     W[o + U(7)], W[o + U(8)], W[o + U(9)], W[o + U(10)], W[o + U(11)]) = X
 
 
 # ------------------------------------------------------------------ blocks: flat, b innermost

@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import entry, jit, step
-from .blocks import (NP, NT, U, add_rows, at, gather_joint, transpose_rows, ld6b, ld13b, ld_pose_b,
-                     load_pose, row, st6b, st13b, store_pose)
+from .blocks import (NP, NT, add_rows, at, gather_joint, ld6b, ld13b, ld_pose_b, load_pose, row,
+                     st6b, st13b, store_pose, transpose_rows)
 from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_pose, joint_values,
                      motion_subspace)
 from .layout import BS, C_M, FIXED, JOINT_NV, NW, RO2, TREE, W_CM, W_R
+from .tree import U, body, frow, sizes, wrow
 from .spatial import dot6, force_to_parent, inertia_times, inertia_to_parent
 
 
@@ -44,45 +45,46 @@ def crba_backward_step(X, Ic):
 
 # ------------------------------------------------------------------ one configuration
 @jit
-def crba_row(idata, fdata, q, M, W):
-    """Mass matrix (nv, nv) of configuration q into M; W (nb, NW) scratch."""
-    nb = idata.shape[0]
-    n = M.shape[0]
+def crba_row(P, q, M):
+    """Mass matrix (nv, nv) of tree P (:mod:`.tree`) at configuration q into M, with P's scratch."""
+    nb, nq, n = sizes(P)
     for i in range(n):
         for j in range(n):
             M[i, j] = 0.0
     for k in range(1, nb):
-        jt = idata[k, 1]
-        store_pose(W, k, joint_pose(jt, joint_constants(fdata, k), joint_values(jt, q, idata[k, 2])))
+        p, jt, iq, iv = body(P, nb, k)
+        f = frow(k)
+        ok = wrow(nb, k, 0)
+        store_pose(P, ok + U(W_R), joint_pose(jt, joint_constants(P, f), joint_values(jt, q, iq)))
         for i in range(13):
-            W[k, W_CM + i] = fdata[k, C_M + i]
+            P[ok + U(W_CM + i)] = P[f + U(C_M + i)]
     for k in range(nb - 1, 0, -1):
-        jt = idata[k, 1]
+        p, jt, iq, iv = body(P, nb, k)
+        ok = wrow(nb, k, 0)
         if jt != FIXED:
-            a = joint_axis(fdata, k)
-            iv = idata[k, 3]
-            Ic = body_inertia(W, k, W_CM)
+            a = joint_axis(P, frow(k))
+            Ic = body_inertia(P, ok + U(W_CM))
             for c in range(JOINT_NV[jt]):
                 F = crba_column_start(jt, a, c, Ic)
                 for c2 in range(JOINT_NV[jt]):
                     M[iv + c2, iv + c] = joint_force(jt, a, c2, F)
                 j = k
-                while idata[j, 0] > 0:
-                    F = crba_column_step(load_pose(W, j), F)
-                    j = idata[j, 0]
-                    jj = idata[j, 1]
+                pj = p
+                while pj > 0:
+                    F = crba_column_step(load_pose(P, wrow(nb, j, W_R)), F)
+                    j = pj
+                    pj, jj, iqj, vj = body(P, nb, j)
                     if jj != FIXED:
-                        aj = joint_axis(fdata, j)
-                        vj = idata[j, 3]
+                        aj = joint_axis(P, frow(j))
                         for c2 in range(JOINT_NV[jj]):
                             val = joint_force(jj, aj, c2, F)
                             M[vj + c2, iv + c] = val
                             M[iv + c, vj + c2] = val
-        p = idata[k, 0]
         if p > 0:
-            Ic = crba_backward_step(load_pose(W, k), body_inertia(W, k, W_CM))
+            Ic = crba_backward_step(load_pose(P, ok + U(W_R)), body_inertia(P, ok + U(W_CM)))
+            op = wrow(nb, p, W_CM)
             for i in range(13):
-                W[p, W_CM + i] += Ic[i]
+                P[op + U(i)] += Ic[i]
 
 
 # ------------------------------------------------------------------ a block of configurations
@@ -93,30 +95,29 @@ def mat(n, i, j):
 
 
 @jit
-def crba_block(idata, fdata, Qb, nb, M, W, P, T):
-    """Mass matrices of the nb configurations of the flat block Qb (:func:`.blocks.transpose_rows`)
-    into the flat block M (entry (i, j) of configuration b at ``(i * nv + j) * BS + b``).
-    W, P, T: scratch blocks (:mod:`.blocks`)."""
-    nbody = idata.shape[0]
-    n = idata[0, 3]
+def crba_block(T0, Qb, nb, M, W, P, T):
+    """Mass matrices of tree T0 for the nb configurations of the flat block Qb
+    (:func:`.blocks.transpose_rows`) into the flat block M (entry (i, j) of configuration b at
+    ``(i * nv + j) * BS + b``). W, P, T: scratch blocks (:mod:`.blocks`)."""
+    nbody, nq, n = sizes(T0)
     for i in range(n * n):
         o = row(i)
         for b in range(nb):
             M[o + U(b)] = 0.0
     for k in range(1, nbody):
-        jt = idata[k, 1]
-        gather_joint(jt, joint_constants(fdata, k), joint_axis(fdata, k), Qb, idata[k, 2], Qb, Qb,
-                     0, nb, W, at(k, W_R), T, 0)
+        p, jt, iq, iv = body(T0, nbody, k)
+        f = frow(k)
+        gather_joint(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, iq, Qb, Qb, 0, nb, W,
+                     at(k, W_R), T, 0)
         for c in range(13):
-            v = fdata[k, C_M + c]
+            v = T0[f + U(C_M + c)]
             o = at(k, W_CM + c)
             for b in range(nb):
                 W[o + U(b)] = v
     for k in range(nbody - 1, 0, -1):
-        jt = idata[k, 1]
+        p, jt, iq, iv = body(T0, nbody, k)
         if jt != FIXED:
-            a = joint_axis(fdata, k)
-            iv = idata[k, 3]
+            a = joint_axis(T0, frow(k))
             nvk = JOINT_NV[jt]
             for c in range(nvk):
                 for i in range(nb):
@@ -129,16 +130,16 @@ def crba_block(idata, fdata, Qb, nb, M, W, P, T):
                         b = U(i)
                         M[o + b] = dot6(S, ld6b(P, row(0), b))
                 j = k
-                while idata[j, 0] > 0:
+                pj = p
+                while pj > 0:
                     oj = at(j, W_R)
                     for i in range(nb):
                         b = U(i)
                         st6b(P, row(0), b, crba_column_step(ld_pose_b(W, oj, b), ld6b(P, row(0), b)))
-                    j = idata[j, 0]
-                    jj = idata[j, 1]
+                    j = pj
+                    pj, jj, iqj, vj = body(T0, nbody, j)
                     if jj != FIXED:
-                        aj = joint_axis(fdata, j)
-                        vj = idata[j, 3]
+                        aj = joint_axis(T0, frow(j))
                         for c2 in range(JOINT_NV[jj]):
                             S = motion_subspace(jj, aj, c2)
                             o1 = mat(n, vj + c2, iv + c)
@@ -148,7 +149,6 @@ def crba_block(idata, fdata, Qb, nb, M, W, P, T):
                                 val = dot6(S, ld6b(P, row(0), b))
                                 M[o1 + b] = val
                                 M[o2 + b] = val
-        p = idata[k, 0]
         if p > 0:
             for i in range(nb):
                 b = U(i)
@@ -168,10 +168,11 @@ def unblock_matrix(Mb, n, nb, out, b0):
 
 
 @entry(f"void({TREE}, {RO2}, float64[:, :, ::1], int64, int64)", nogil=True)
-def crba_span(idata, fdata, Q, out, start, stop):
-    """Mass matrices of rows start .. stop of Q into out (N, nv, nv); releases the GIL."""
+def crba_span(T0, Q, out, start, stop):
+    """Mass matrices of tree T0 for rows start .. stop of Q into out (N, nv, nv); releases the
+    GIL."""
     nv = out.shape[1]
-    W = np.empty(idata.shape[0] * NW * BS)
+    W = np.empty(np.int64(T0[0]) * NW * BS)
     P = np.empty(NP * BS)
     T = np.zeros(NT * BS)
     Mb = np.empty(nv * nv * BS)
@@ -179,5 +180,5 @@ def crba_span(idata, fdata, Q, out, start, stop):
     for b0 in range(start, stop, BS):
         nb = min(BS, stop - b0)
         transpose_rows(Q, b0, nb, Qb)
-        crba_block(idata, fdata, Qb, nb, Mb, W, P, T)
+        crba_block(T0, Qb, nb, Mb, W, P, T)
         unblock_matrix(Mb, nv, nb, out, b0)

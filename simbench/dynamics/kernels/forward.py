@@ -12,10 +12,11 @@ import math
 import numpy as np
 
 from ._jit import entry, jit
-from .blocks import NP, NT, U, row, store_pose, transpose_rows
+from .blocks import NP, NT, row, transpose_rows
 from .crba import crba_block, crba_row, mat
 from .joints import joint_constants, joint_pose, joint_values
-from .layout import BS, FEXT, NW, RO2, TREE, W_R, W_T
+from .layout import BS, FEXT, NW, RO2, TREE
+from .tree import U, body, frow, scratch_matrices, sizes
 from .rnea import rnea_block, rnea_row
 
 
@@ -116,13 +117,17 @@ def cholesky_solve_block(M, x, n, nb, ok):
 
 
 @jit
-def fd_row(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L):
-    """Forward dynamics of one configuration into qdd; all-nan if M is singular."""
-    n = qdd.shape[0]
-    rnea_row(idata, fdata, q, qd, qd, 0.0, gx, gy, gz, fext, has_fext, qdd, W)
+def fd_row(P, q, qd, tau, gx, gy, gz, fext, has_fext, qdd):
+    """Forward dynamics of tree P at one configuration into qdd (with P's scratch); all-nan if M
+    is singular."""
+    nb, nq, n = sizes(P)
+    om, ol = scratch_matrices(nb, n)
+    M = P[om:om + U(n * n)].reshape((n, n))
+    L = P[ol:ol + U(n * n)].reshape((n, n))
+    rnea_row(P, q, qd, qd, 0.0, gx, gy, gz, fext, has_fext, qdd)
     for i in range(n):
         qdd[i] = tau[i] - qdd[i]
-    crba_row(idata, fdata, q, M, W)
+    crba_row(P, q, M)
     if not (cholesky_solve(M, qdd, L) and all_finite(qdd)):
         for i in range(n):
             qdd[i] = np.nan
@@ -130,11 +135,11 @@ def fd_row(idata, fdata, q, qd, tau, gx, gy, gz, fext, has_fext, qdd, W, M, L):
 
 @entry(f"void({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, boolean, "
        f"float64[:, ::1], int64, int64)", nogil=True)
-def fd_span(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
-    """Forward dynamics of rows start .. stop into qdd; rows whose M is singular come back nan.
-    Releases the GIL."""
+def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
+    """Forward dynamics of tree T0 for rows start .. stop into qdd; rows whose M is singular
+    come back nan. Releases the GIL."""
     nv = TAU.shape[1]
-    W = np.empty(idata.shape[0] * NW * BS)
+    W = np.empty(np.int64(T0[0]) * NW * BS)
     P = np.empty(NP * BS)
     T = np.zeros(NT * BS)
     Mb = np.empty(nv * nv * BS)
@@ -147,8 +152,8 @@ def fd_span(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, st
         transpose_rows(Q, b0, nb, Qb)
         transpose_rows(QD, b0, nb, QDb)
         # bias C q' + g - J^T F_ext into qdd's rows, then x = tau - bias
-        rnea_block(idata, fdata, Qb, QDb, QDb, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, P, T, 1)
-        crba_block(idata, fdata, Qb, nb, Mb, W, P, T)
+        rnea_block(T0, Qb, QDb, QDb, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, P, T, 1)
+        crba_block(T0, Qb, nb, Mb, W, P, T)
         for i in range(nv):
             o = row(i)
             for b in range(nb):
@@ -164,27 +169,20 @@ def fd_span(idata, fdata, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, st
 
 # ------------------------------------------------------------------ forward kinematics
 @jit
-def fk_row(idata, fdata, q, T, W):
-    """World pose (4x4) of every body of one configuration into T (nb, 4, 4); body 0 at the
-    identity."""
-    nb = idata.shape[0]
+def fk_row(P, q, T):
+    """World pose (4x4) of every body of tree P at configuration q into T (nb, 4, 4); body 0 at
+    the identity."""
+    nb, nq, nv = sizes(P)
     for i in range(4):
         for j in range(4):
             T[0, i, j] = 1.0 if i == j else 0.0
     for k in range(1, nb):
-        p = idata[k, 0]
-        jt = idata[k, 1]
-        store_pose(W, k, joint_pose(jt, joint_constants(fdata, k), joint_values(jt, q, idata[k, 2])))
+        p, jt, iq, iv = body(P, nb, k)
+        X = joint_pose(jt, joint_constants(P, frow(k)), joint_values(jt, q, iq))
         for i in range(3):
             for j in range(3):
-                s = 0.0
-                for l in range(3):
-                    s += T[p, i, l] * W[k, W_R + 3 * l + j]
-                T[k, i, j] = s
-            s = T[p, i, 3]
-            for l in range(3):
-                s += T[p, i, l] * W[k, W_T + l]
-            T[k, i, 3] = s
+                T[k, i, j] = T[p, i, 0] * X[j] + T[p, i, 1] * X[3 + j] + T[p, i, 2] * X[6 + j]
+            T[k, i, 3] = T[p, i, 3] + T[p, i, 0] * X[9] + T[p, i, 1] * X[10] + T[p, i, 2] * X[11]
         T[k, 3, 0] = 0.0
         T[k, 3, 1] = 0.0
         T[k, 3, 2] = 0.0
@@ -192,12 +190,11 @@ def fk_row(idata, fdata, q, T, W):
 
 
 @entry(f"float64[:, :, :, ::1]({TREE}, {RO2})")
-def fk_rows(idata, fdata, Q):
-    """World poses (N, nb, 4, 4) of every body for the rows of Q."""
+def fk_rows(P, Q):
+    """World poses (N, nb, 4, 4) of every body of tree P for the rows of Q."""
     N = Q.shape[0]
-    nb = idata.shape[0]
+    nb = np.int64(P[0])
     T = np.empty((N, nb, 4, 4))
-    W = np.empty((nb, NW))
     for r in range(N):
-        fk_row(idata, fdata, Q[r], T[r], W)
+        fk_row(P, Q[r], T[r])
     return T

@@ -23,37 +23,37 @@ from __future__ import annotations
 
 from ._jit import step
 from .layout import C_A, C_AX, C_B, C_D, C_P0, C_R0, FREE, PRISMATIC, REVOLUTE, SPHERICAL
+from .tree import U
 from .spatial import dot6, quat_rotation, rot_mul, rot_vec, sin_1mcos
 
 
 # ------------------------------------------------------------------ constants of one body (readers)
 @step
-def joint_constants(fdata, k):
-    """(R0, p0, R0 [a], R0 [a]^2, R0 a) of body k's joint."""
-    return ((fdata[k, C_R0], fdata[k, C_R0 + 1], fdata[k, C_R0 + 2], fdata[k, C_R0 + 3],
-             fdata[k, C_R0 + 4], fdata[k, C_R0 + 5], fdata[k, C_R0 + 6], fdata[k, C_R0 + 7],
-             fdata[k, C_R0 + 8]),
-            (fdata[k, C_P0], fdata[k, C_P0 + 1], fdata[k, C_P0 + 2]),
-            (fdata[k, C_A], fdata[k, C_A + 1], fdata[k, C_A + 2], fdata[k, C_A + 3],
-             fdata[k, C_A + 4], fdata[k, C_A + 5], fdata[k, C_A + 6], fdata[k, C_A + 7],
-             fdata[k, C_A + 8]),
-            (fdata[k, C_B], fdata[k, C_B + 1], fdata[k, C_B + 2], fdata[k, C_B + 3],
-             fdata[k, C_B + 4], fdata[k, C_B + 5], fdata[k, C_B + 6], fdata[k, C_B + 7],
-             fdata[k, C_B + 8]),
-            (fdata[k, C_D], fdata[k, C_D + 1], fdata[k, C_D + 2]))
+def joint_constants(F, o):
+    """(R0, p0, R0 [a], R0 [a]^2, R0 a) of a body's joint; o: offset of its fdata row in F."""
+    R0, P0, A, B, D = o + U(C_R0), o + U(C_P0), o + U(C_A), o + U(C_B), o + U(C_D)
+    return ((F[R0], F[R0 + U(1)], F[R0 + U(2)], F[R0 + U(3)], F[R0 + U(4)], F[R0 + U(5)],
+             F[R0 + U(6)], F[R0 + U(7)], F[R0 + U(8)]),
+            (F[P0], F[P0 + U(1)], F[P0 + U(2)]),
+            (F[A], F[A + U(1)], F[A + U(2)], F[A + U(3)], F[A + U(4)], F[A + U(5)], F[A + U(6)],
+             F[A + U(7)], F[A + U(8)]),
+            (F[B], F[B + U(1)], F[B + U(2)], F[B + U(3)], F[B + U(4)], F[B + U(5)], F[B + U(6)],
+             F[B + U(7)], F[B + U(8)]),
+            (F[D], F[D + U(1)], F[D + U(2)]))
 
 
 @step
-def joint_axis(fdata, k):
-    return fdata[k, C_AX], fdata[k, C_AX + 1], fdata[k, C_AX + 2]
+def joint_axis(F, o):
+    a = o + U(C_AX)
+    return F[a], F[a + U(1)], F[a + U(2)]
 
 
 @step
-def body_inertia(A, k, col):
-    """A[k, col:col + 13] as an inertia tuple (m, h, Io): from fdata (col=C_M) or a work array."""
-    return (A[k, col], A[k, col + 1], A[k, col + 2], A[k, col + 3], A[k, col + 4], A[k, col + 5],
-            A[k, col + 6], A[k, col + 7], A[k, col + 8], A[k, col + 9], A[k, col + 10],
-            A[k, col + 11], A[k, col + 12])
+def body_inertia(F, o):
+    """The 13 entries at offset o as an inertia (m, h, Io): a body's (o = its fdata row + C_M)
+    or a composite inertia in a work array."""
+    return (F[o], F[o + U(1)], F[o + U(2)], F[o + U(3)], F[o + U(4)], F[o + U(5)], F[o + U(6)],
+            F[o + U(7)], F[o + U(8)], F[o + U(9)], F[o + U(10)], F[o + U(11)], F[o + U(12)])
 
 
 # ------------------------------------------------------------------ joint values and rates (readers)

@@ -38,8 +38,8 @@ NW = 39
 ARR1 = "Array(float64, 1, 'A', readonly=True)"
 ARR2 = "Array(float64, 2, 'A', readonly=True)"
 RO2 = "Array(float64, 2, 'C', readonly=True)"
-TREE = "int64[:, ::1], float64[:, ::1]"
-FEXT = "float64[:, :, ::1]"
+TREE = "float64[::1]"
+FEXT = "Array(float64, 3, 'C', readonly=True)"
 
 #: configurations per block in the batched kernels (the block index is the innermost loop)
 BS = 32

@@ -12,8 +12,7 @@ The two passes are written once, on scalars, as Pinocchio names them:
 * :func:`rnea_backward_step` (children first): ``tau_k = S^T f_k``
   (:func:`~.joints.joint_force`), ``f_p += X^T f_k``.
 
-The drivers are loops over these steps: :func:`rnea_row` (one configuration: row r of 2-D
-arrays), :func:`rnea_block` (``BS`` configurations at once, configuration index innermost) and
+The drivers are loops over these steps: :func:`rnea_row` (one configuration), :func:`rnea_block` (``BS`` configurations at once, configuration index innermost) and
 :func:`rnea_span` (a range of rows block by block, without the GIL, run on threads by
 :mod:`.threads`).
 """
@@ -22,12 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import entry, jit, step
-from .blocks import (NP, NT, T_A, T_V, U, add_into6, add_rows, at, copy_rows, gather_joint, transpose_rows,
-                     ld6b, ld9b, ld_pose_b, load6, load_pose, row, st6b, store6,
-                     store_pose)
+from .blocks import (NP, NT, T_A, T_V, add_into6, add_rows, at, copy_rows, gather_joint, ld6b, ld9b,
+                     ld_pose_b, load6, load_pose, row, st6b, store6, store_pose, transpose_rows)
 from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_motion,
                      joint_pose, joint_rates, joint_values, motion_subspace)
 from .layout import BS, C_M, FEXT, FIXED, JOINT_NV, NW, RO2, TREE, W_A, W_F, W_R, W_RW, W_V
+from .tree import U, body, frow, sizes, wrow
 from .spatial import add6, body_force, dot6, force_to_parent, motion_cross, motion_to_child, scale6, sub6
 
 
@@ -69,66 +68,67 @@ def world_rotation(Rp, R):
 
 # ------------------------------------------------------------------ one configuration
 @jit
-def rnea_row(idata, fdata, q, qd, qdd, acc, gx, gy, gz, fext, has_fext, tau, W):
-    """RNEA for one configuration q (nq,), qd, acc * qdd (nv,) into tau (nv,); W (nb, NW) scratch.
-    ``acc``: 1, or 0 for the bias forces (q'' = 0; qdd is then any finite array).
-    ``fext`` (nb, 6): wrench [torque, force] on each body, world frame, about the body origin."""
-    nb = idata.shape[0]
+def rnea_row(P, q, qd, qdd, acc, gx, gy, gz, fext, has_fext, tau):
+    """RNEA of tree P (:mod:`.tree`) for one configuration q (nq,), qd, acc * qdd (nv,) into tau
+    (nv,), with P's scratch. ``acc``: 1, or 0 for the bias forces (q'' = 0; qdd is then any
+    finite array). ``fext`` (nb, 6): wrench [torque, force] on each body, world frame, about the
+    body origin."""
+    nb, nq, nv = sizes(P)
+    o0 = wrow(nb, 0, 0)
     for i in range(6):
-        W[0, W_V + i] = 0.0
-        W[0, W_A + i] = 0.0
-    W[0, W_A + 3] = -gx
-    W[0, W_A + 4] = -gy
-    W[0, W_A + 5] = -gz
+        P[o0 + U(W_V + i)] = 0.0
+        P[o0 + U(W_A + i)] = 0.0
+    P[o0 + U(W_A + 3)] = -gx
+    P[o0 + U(W_A + 4)] = -gy
+    P[o0 + U(W_A + 5)] = -gz
     if has_fext:
         for i in range(9):
-            W[0, W_RW + i] = 1.0 if i % 4 == 0 else 0.0
+            P[o0 + U(W_RW + i)] = 1.0 if i % 4 == 0 else 0.0
     # forward pass
     for k in range(1, nb):
-        p = idata[k, 0]
-        jt = idata[k, 1]
-        iv = idata[k, 3]
-        a = joint_axis(fdata, k)
-        X = joint_pose(jt, joint_constants(fdata, k), joint_values(jt, q, idata[k, 2]))
-        V, A, F = rnea_forward_step(X, load6(W, p, W_V), load6(W, p, W_A),
+        p, jt, iq, iv = body(P, nb, k)
+        f = frow(k)
+        a = joint_axis(P, f)
+        X = joint_pose(jt, joint_constants(P, f), joint_values(jt, q, iq))
+        op = wrow(nb, p, 0)
+        V, A, F = rnea_forward_step(X, load6(P, op + U(W_V)), load6(P, op + U(W_A)),
                                     joint_motion(jt, a, joint_rates(jt, qd, iv)),
                                     joint_motion(jt, a, scale6(acc, joint_rates(jt, qdd, iv))),
-                                    body_inertia(fdata, k, C_M))
+                                    body_inertia(P, f + U(C_M)))
+        ok = wrow(nb, k, 0)
         if has_fext:
-            Rw = world_rotation((W[p, W_RW], W[p, W_RW + 1], W[p, W_RW + 2], W[p, W_RW + 3],
-                                 W[p, W_RW + 4], W[p, W_RW + 5], W[p, W_RW + 6], W[p, W_RW + 7],
-                                 W[p, W_RW + 8]), X[:9])
+            o9 = op + U(W_RW)
+            Rw = world_rotation((P[o9], P[o9 + U(1)], P[o9 + U(2)], P[o9 + U(3)], P[o9 + U(4)],
+                                 P[o9 + U(5)], P[o9 + U(6)], P[o9 + U(7)], P[o9 + U(8)]), X[:9])
             for i in range(9):
-                W[k, W_RW + i] = Rw[i]
+                P[ok + U(W_RW + i)] = Rw[i]
             F = sub6(F, external_wrench(Rw, fext[k, 0], fext[k, 1], fext[k, 2], fext[k, 3],
                                         fext[k, 4], fext[k, 5]))
-        store_pose(W, k, X)
-        store6(W, k, W_V, V)
-        store6(W, k, W_A, A)
-        store6(W, k, W_F, F)
+        store_pose(P, ok + U(W_R), X)
+        store6(P, ok + U(W_V), V)
+        store6(P, ok + U(W_A), A)
+        store6(P, ok + U(W_F), F)
     # backward pass
     for k in range(nb - 1, 0, -1):
-        p = idata[k, 0]
-        jt = idata[k, 1]
-        F = load6(W, k, W_F)
+        p, jt, iq, iv = body(P, nb, k)
+        ok = wrow(nb, k, 0)
+        F = load6(P, ok + U(W_F))
         if jt != FIXED:
-            a = joint_axis(fdata, k)
-            iv = idata[k, 3]
+            a = joint_axis(P, frow(k))
             for c in range(JOINT_NV[jt]):
                 tau[iv + c] = joint_force(jt, a, c, F)
         if p > 0:
-            add_into6(W, p, W_F, rnea_backward_step(load_pose(W, k), F))
+            add_into6(P, wrow(nb, p, W_F), rnea_backward_step(load_pose(P, ok + U(W_R)), F))
 
 
 # ------------------------------------------------------------------ a block of configurations
 @jit
-def rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T,
-               rates):
-    """RNEA for rows b0 .. b0+nb of a batch into tau; Qb, QDb, QDDb: those rows of q, q', q'' as
-    flat blocks (:func:`.blocks.transpose_rows`). Scratch blocks (:mod:`.blocks`): W (nbody *
-    NW * BS), P (NP * BS), T (NT * BS). FEXT (1 or N, nbody, 6). ``rates`` 1: q'' = 0 (QDDb is
-    not read), 2: QDDb."""
-    nbody = idata.shape[0]
+def rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T, rates):
+    """RNEA of tree T0 for rows b0 .. b0+nb of a batch into tau; Qb, QDb, QDDb: those rows of q,
+    q', q'' as flat blocks (:func:`.blocks.transpose_rows`). Scratch blocks (:mod:`.blocks`): W
+    (nbody * NW * BS), P (NP * BS), T (NT * BS). FEXT (1 or N, nbody, 6). ``rates`` 1: q'' = 0
+    (QDDb is not read), 2: QDDb."""
+    nbody, nq, nv = sizes(T0)
     nf = FEXT.shape[0]
     for c in range(NW):
         o = at(0, c)
@@ -144,12 +144,12 @@ def rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, 
         W[at(0, W_RW + 8) + ub] = 1.0
     # forward pass
     for k in range(1, nbody):
-        p = idata[k, 0]
-        jt = idata[k, 1]
-        I = body_inertia(fdata, k, C_M)
+        p, jt, iq, iv = body(T0, nbody, k)
+        f = frow(k)
+        I = body_inertia(T0, f + U(C_M))
         ok = at(k, 0)
-        gather_joint(jt, joint_constants(fdata, k), joint_axis(fdata, k), Qb, idata[k, 2], QDb,
-                     QDDb, idata[k, 3], nb, W, ok + U(W_R * BS), T, rates)
+        gather_joint(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, iq, QDb, QDDb, iv, nb, W,
+                     ok + U(W_R * BS), T, rates)
         copy_rows(W, at(p, W_V), P, row(0), 12)       # the parent's twist and acceleration
         for i in range(nb):
             b = U(i)
@@ -171,10 +171,8 @@ def rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, 
                     FEXT[fb, k, 4], FEXT[fb, k, 5])))
     # backward pass
     for k in range(nbody - 1, 0, -1):
-        p = idata[k, 0]
-        jt = idata[k, 1]
-        iv = idata[k, 3]
-        a = joint_axis(fdata, k)
+        p, jt, iq, iv = body(T0, nbody, k)
+        a = joint_axis(T0, frow(k))
         of = at(k, W_F)
         for c in range(JOINT_NV[jt]):
             S = motion_subspace(jt, a, c)          # joint_force, with S_c out of the loop
@@ -189,11 +187,11 @@ def rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, 
 
 @entry(f"void({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, boolean, "
        f"float64[:, ::1], int64, int64)", nogil=True)
-def rnea_span(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, tau, start, stop):
-    """RNEA over rows start .. stop of Q (N, nq), QD, QDD (N, nv) into tau, block by block;
-    releases the GIL (:mod:`.threads` runs spans in parallel)."""
+def rnea_span(T0, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, tau, start, stop):
+    """RNEA of tree T0 over rows start .. stop of Q (N, nq), QD, QDD (N, nv) into tau, block by
+    block; releases the GIL (:mod:`.threads` runs spans in parallel)."""
     nq, nv = Q.shape[1], QD.shape[1]
-    W = np.empty(idata.shape[0] * NW * BS)
+    W = np.empty(np.int64(T0[0]) * NW * BS)
     P = np.empty(NP * BS)
     T = np.zeros(NT * BS)
     Qb = np.zeros((nq + 7) * BS)
@@ -204,4 +202,4 @@ def rnea_span(idata, fdata, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, tau, start, 
         transpose_rows(Q, b0, nb, Qb)
         transpose_rows(QD, b0, nb, QDb)
         transpose_rows(QDD, b0, nb, QDDb)
-        rnea_block(idata, fdata, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T, 2)
+        rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T, 2)
