@@ -31,22 +31,17 @@ EXPECTED = {"fixed": 46, "floating": 46, "pinocchio_parsed": 41, "spherical": 2}
 
 def _pair(path, floating):
     """(model, Pinocchio model, how it was built) or None when simbench refuses the file."""
-    pin = require("pinocchio")
+    require("pinocchio")
+    from simbench.bench_dynamics import pinocchio_urdf_model
+
     try:
         model = RobotModel.from_urdf(path, floating_base=floating)
     except URDFError:
         return None
     if model.dof == 0:
         return None
-    try:
-        pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
-              else pin.buildModelFromUrdf(path))
-        pm.gravity.linear = np.array(model.gravity)
-        PinMap(model, pm)
-        how = "parsed"
-    except Exception:  # noqa: BLE001 - urdfdom refuses spherical joints and some files
-        pm, how = pin_model_from(model), "built"
-    return model, pm, how
+    pm = pinocchio_urdf_model(model)
+    return (model, pm, "parsed") if pm is not None else (model, pin_model_from(model), "built")
 
 
 def _jac(pin, pm, pd, fid):
