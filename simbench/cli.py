@@ -25,7 +25,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     """Print the kinematic tree, DOF, total mass, joints with limits, and model issues."""
     from .model import RobotModel
 
-    print(RobotModel.from_urdf(args.urdf).summary())
+    print(RobotModel.from_urdf(args.urdf, floating_base=getattr(args, "floating", False)).summary())
     return 0
 
 
@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_info = sub.add_parser("info", help="describe a URDF: tree, DOF, mass, joints, issues")
     p_info.add_argument("urdf", help="a URDF path or pybullet_data:NAME (e.g. pybullet_data:kuka_iiwa/model.urdf)")
+    p_info.add_argument("--floating", action="store_true",
+                        help="model the root as a floating base (free-flyer joint: legged robots, "
+                             "humanoids, mobile bases); q gains the base pose, v the base twist")
     p_info.set_defaults(func=cmd_info)
 
     p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")

@@ -483,26 +483,33 @@ def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:
 
 
 def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
-    """An issue line when a fixed-base model's root looks like a free body: it has mass and
-    carries two or more limbs (subtrees with movable joints), as legged robots, humanoids and
-    wheeled bases do; welded to the world, such a robot cannot fall, walk or roll."""
-    if model.floating_base or model.nlinks < 2 or model.link_mass[0] <= 0:
+    """An issue line when a fixed-base model's root looks like a free body: the root and the
+    links welded to it by fixed joints have mass and carry two or more limbs (subtrees with
+    movable joints), as legged robots, humanoids and wheeled bases do; welded to the world, such
+    a robot cannot fall, walk or roll."""
+    if model.floating_base or model.nlinks < 2:
         return ()
+    codes = np.asarray(model.joint_type_code)
+    rigid = np.zeros(model.nlinks, dtype=bool)   # the root and the links welded to it
+    rigid[0] = True
     moves = np.zeros(model.nlinks, dtype=bool)   # subtree of link k has a movable joint
+    for k in range(1, model.nlinks):
+        rigid[k] = rigid[model.link_parent[k]] and codes[k - 1] == FIXED
     for k in range(model.nlinks - 1, 0, -1):
-        moves[k] |= model.joint_type_code[k - 1] != FIXED
+        moves[k] |= codes[k - 1] != FIXED
         moves[model.link_parent[k]] |= moves[k]
     limbs = [model.link_names[k] for k in range(1, model.nlinks)
-             if model.link_parent[k] == 0 and moves[k]]
-    if len(limbs) < 2:
+             if rigid[model.link_parent[k]] and not rigid[k] and moves[k]]
+    mass = float(model.link_mass[rigid].sum())
+    if len(limbs) < 2 or mass <= 0:
         return ()
     root = model.link_names[0]
     return (ModelIssue(
         "free_root", f"link {root!r}",
-        f"the root carries {len(limbs)} limbs and {model.link_mass[0]:.4g} kg but nothing fixes it "
-        f"to the world; simbench welds it to the world origin. For a legged or mobile robot use "
+        f"the root carries {len(limbs)} limbs and {mass:.4g} kg but nothing fixes it to the world; "
+        f"simbench welds it to the world origin. For a legged or mobile robot use "
         f"RobotModel.from_urdf(path, floating_base=True) (simbench info --floating): q and v then "
-        f"start with the base pose and twist", {"link": root, "limbs": limbs}),)
+        f"start with the base pose and twist", {"link": root, "limbs": limbs, "mass": mass}),)
 
 
 # ---------------------------------------------------------------------- parsing

@@ -71,6 +71,10 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
     ``mass``, ``com`` (body frame), ``inertia`` (about the COM, body axes).
     """
     codes = model.joint_type_code
+    if model.floating_base:
+        raise SimbenchError(f"{model.name}: symbolic derivation needs a fixed base (minimal "
+                            f"coordinates); a floating base puts a quaternion in q. Use "
+                            f"simbench.dynamics.inverse_dynamics / mass_matrix for it")
     if np.any(codes == SPHERICAL):
         bad = [model.joint_all_names[j] for j in np.flatnonzero(codes == SPHERICAL)]
         raise SimbenchError(f"{model.name}: symbolic derivation handles revolute, continuous and "
