@@ -1,7 +1,8 @@
-"""``simbench bench``: every dynamics formulation on one table (issue 7).
+"""``simbench bench``: every dynamics formulation on one table.
 
 One run, medians over interleaved rounds, ratios to Pinocchio measured in the same run, on
-the planar mobile manipulator of post 004, the KUKA iiwa and the Franka Panda:
+the planar mobile manipulator of Adam Heins, "Lagrangian dynamics of a planar mobile
+manipulator", the KUKA iiwa and the Franka Panda:
 
 * inverse dynamics: our RNEA (single call, batched), our Lagrangian path, the lambdified
   sympy model and its generated C (ctypes) where the robot derives (a serial chain),
@@ -11,7 +12,7 @@ the planar mobile manipulator of post 004, the KUKA iiwa and the Franka Panda:
 
 Rows that :func:`simbench.bench_dynamics.run_benchmark` measures are taken from it when that
 module exists (it is not re-timed); this module adds the symbolic rows. Output: a table like
-post 004's (microseconds per call), the machine and library versions, and JSON with stable
+Adam Heins's post's (microseconds per call), the machine and library versions, and JSON with stable
 keys (``machine``, ``versions``, ``settings``, ``rows``; each row has ``robot``, ``quantity``,
 ``method``, ``mode``, ``n``, ``value``, ``unit``, ``ratio_to_pinocchio``, ``note``).
 """
@@ -505,7 +506,7 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(f"  {r['quantity']:<18} {r['method']:<48} {r['mode']:<7} {text:>10} {r['unit']:<8} {ratio:>7}")
         lines.append("")
     if any(r["robot"] == "mobile_manipulator" for r in result["rows"]):
-        lines.append("post 004 (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
+        lines.append("Adam Heins's post (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
             f"{k} {val:.0f} us" for k, val in result["post_004_us_per_call"].items()))
     for note in result["notes"]:
         lines.append(f"note: {note}")

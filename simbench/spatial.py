@@ -1,4 +1,5 @@
-"""Batched SE(3) / se(3) algebra with numpy (seed 001 slides, seed 003).
+"""Batched SE(3) / se(3) algebra with numpy (the "AI Robotics" lecture slides,
+*Dynamics*; Michael Bauer, "Rigid Body Dynamics on Lie Groups").
 
 Conventions (the same as :mod:`simbench.model`):
 

@@ -1,8 +1,8 @@
-"""Closed forms from the seeds against simbench.dynamics (RNEA/CRBA path and Lagrangian path).
+"""Closed forms from the documents simbench grew from against simbench.dynamics (RNEA/CRBA path and Lagrangian path).
 
-* slide 12 of seed 001: planar 2R with point masses (M, c, g exactly as written on the slide);
-* seed 004: planar mobile manipulator (the post's ManualDynamics formulas, G = 9.8);
-* seed 002: 3-link anthropomorphic arm, derived with sympy the way the post does it
+* slide 12 of the "AI Robotics" lecture slides, *Dynamics*: planar 2R with point masses (M, c, g exactly as written on the slide);
+* Adam Heins, "Lagrangian dynamics of a planar mobile manipulator": planar mobile manipulator (the post's ManualDynamics formulas, G = 9.8);
+* Naru Muraleedharan, "Dynamic Modeling of Robotic Systems": 3-link anthropomorphic arm, derived with sympy the way the post does it
   (kinetic energy with the pseudo-inertia tensor, H = d2K/dqd2, d, g = dU/dq).
 """
 import numpy as np
@@ -74,7 +74,7 @@ def test_planar_2r_kinematics(planar):
     assert abs(dyn.potential_energy(planar, th) - P) < 1e-12
 
 
-# ---------------------------------------------------------------- seed 004: mobile manipulator
+# ---------------------------------------------------------------- Adam Heins: planar mobile manipulator
 PM1, PM2, PM3, LX, LY, PL2, PL3 = 3.0, 2.0, 1.0, 0.1, 0.1, 1.0, 0.5
 PI2, PI3 = PM2 * PL2**2 / 12, PM3 * PL3**2 / 12
 PG = 9.8
@@ -126,7 +126,7 @@ def test_mobile_manipulator_post_004():
         assert rel_err(dyn.coriolis_matrix(model, q, dq) @ dq, C @ dq) < TOL
 
 
-# ---------------------------------------------------------------- seed 002: anthropomorphic arm
+# ---------------------------------------------------------------- Naru Muraleedharan: anthropomorphic arm
 A_PARAMS = dict(m1=2.0, J1=np.diag([0.012, 0.012, 0.02]), c1=[0, 0, 0],
                 m2=1.5, J2=np.diag([0.004, 0.032, 0.03]), c2=[0.25, 0, 0], a2=0.5,
                 m3=1.0, J3=np.diag([0.002, 0.014, 0.013]), c3=[0.2, 0, 0])
@@ -134,7 +134,7 @@ A_PARAMS = dict(m1=2.0, J1=np.diag([0.012, 0.012, 0.02]), c1=[0, 0, 0],
 
 @pytest.fixture(scope="module")
 def post002_functions():
-    """H, d, g of post 002 with sympy: K = sum of 1/2 m r'^T r' + 1/2 tr(T' Jhat T'^T)
+    """H, d, g of Naru Muraleedharan's post with sympy: K = sum of 1/2 m r'^T r' + 1/2 tr(T' Jhat T'^T)
     + m r'^T T' rCM (Jhat = 1/2 tr(J) 1 - J, J about the frame origin), U = sum m g^T (r + T rCM)."""
     sp = require("sympy")
     th = sp.symbols("th1 th2 th3")

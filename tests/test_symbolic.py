@@ -1,6 +1,6 @@
 """simbench.dynamics.symbolic: closed-form M, C, g with sympy, lambdify, C99 code.
 
-Oracles: the slide-12 formulas of seed 001 (symbolic equality), Pinocchio (rnea, crba,
+Oracles: the slide-12 formulas of the "AI Robotics" lecture slides, *Dynamics* (symbolic equality), Pinocchio (rnea, crba,
 computeCoriolisMatrix, computeGeneralizedGravity) and the numeric simbench.dynamics RNEA.
 """
 from __future__ import annotations
