@@ -16,8 +16,7 @@ from ..errors import SimbenchError
 from ..model import RobotModel
 from . import kernels as K
 from .crba import mass_matrix
-from .inputs import (SERIAL_ROWS, fast3, fext_array, gravity_vector, joint_arrays, joint_losses,
-                     same_gravity)
+from .inputs import SERIAL_ROWS, fast3, general_args, joint_losses, same_gravity
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -56,19 +55,14 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
              gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None,
              damping: bool, friction: bool) -> np.ndarray:
-    batch, (Q, QD, TAU) = joint_arrays(model, (q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v"))
-    gx, gy, gz = gravity_vector(model, gravity)
-    F, has = fext_array(model, d, f_ext, batch)
+    batch, Q, QD, TAU, g, F, has, tree = general_args(model, d, q, qd, tau, "tau", gravity, f_ext)
     if damping or friction:
         TAU = np.ascontiguousarray(TAU - joint_losses(d, QD, damping, friction))
-    tree = d.links if has else d.bodies
+    qdd = np.empty((Q.shape[0], d.nv))
     if Q.shape[0] <= SERIAL_ROWS:
-        qdd = np.empty((Q.shape[0], d.nv))
-        E.fd_rows(tree.packed, Q, QD, TAU, gx, gy, gz, F, has, qdd)
+        E.fd_rows(tree.packed, Q, QD, TAU, *g, F, has, qdd)
     else:
-        qdd = np.empty((Q.shape[0], d.nv))
-        K.run_spans(K.fd_span, Q.shape[0], tree.packed, Q, QD, TAU, gx, gy, gz, F, has,
-                    qdd)
+        K.run_spans(K.fd_span, Q.shape[0], tree.packed, Q, QD, TAU, *g, F, has, qdd)
     _singular(model, qdd, Q)
     return qdd.reshape(batch + (d.nv,))
 

@@ -20,7 +20,7 @@ from ..model import RobotModel, as_joint_array
 from .packing import KernelModel
 
 __all__ = ["F4", "F8", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
-           "fext_array", "joint_arrays", "joint_losses", "same_gravity"]
+           "fext_array", "joint_arrays", "joint_losses", "same_gravity", "general_args"]
 
 F8 = np.dtype(np.float64)
 F4 = np.dtype(np.float32)
@@ -128,6 +128,17 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
     for k, arr in items:
         out[..., k, :] += arr
     return np.ascontiguousarray(out.reshape((-1, nb, 6))), True
+
+
+def general_args(model: RobotModel, d: KernelModel, q: Any, qd: Any, x: Any, x_name: str,
+                 gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None) -> tuple:
+    """The general path's arguments: (batch shape, Q, QD, X as (N, size) float64 arrays,
+    gravity (3 floats), external wrenches (Nf, nb, 6), whether there are any, and the tree to
+    use: the link tree with external wrenches (they act on links), else the dynamics tree)."""
+    batch, (Q, QD, X) = joint_arrays(model, (q, "q", "q"), (qd, "qd", "v"), (x, x_name, "v"))
+    gx, gy, gz = gravity_vector(model, gravity)
+    F, has = fext_array(model, d, f_ext, batch)
+    return batch, Q, QD, X, (gx, gy, gz), F, has, (d.links if has else d.bodies)
 
 
 def joint_losses(d: KernelModel, qd: np.ndarray, damping: bool, friction: bool) -> np.ndarray:

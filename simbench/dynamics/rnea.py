@@ -14,8 +14,7 @@ import numpy as np
 
 from ..model import RobotModel
 from . import kernels as K
-from .inputs import (F4, F8, ND, SERIAL_ROWS, as_float3, fext_array, gravity_vector, joint_arrays,
-                     joint_losses)
+from .inputs import F4, F8, ND, SERIAL_ROWS, as_float3, general_args, joint_losses
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -73,17 +72,12 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
              gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None,
              damping: bool, friction: bool) -> np.ndarray:
-    batch, (Q, QD, QDD) = joint_arrays(model, (q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v"))
-    gx, gy, gz = gravity_vector(model, gravity)
-    F, has = fext_array(model, d, f_ext, batch)
-    tree = d.links if has else d.bodies
+    batch, Q, QD, QDD, g, F, has, tree = general_args(model, d, q, qd, qdd, "qdd", gravity, f_ext)
+    tau = np.empty((Q.shape[0], d.nv))
     if Q.shape[0] <= SERIAL_ROWS:
-        tau = np.empty((Q.shape[0], d.nv))
-        E.id_rows(tree.packed, Q, QD, QDD, gx, gy, gz, F, has, tau)
+        E.id_rows(tree.packed, Q, QD, QDD, *g, F, has, tau)
     else:
-        tau = np.empty((Q.shape[0], d.nv))
-        K.run_spans(K.rnea_span, Q.shape[0], tree.packed, Q, QD, QDD, gx, gy, gz, F, has,
-                    tau)
+        K.run_spans(K.rnea_span, Q.shape[0], tree.packed, Q, QD, QDD, *g, F, has, tau)
     tau = tau.reshape(batch + (d.nv,))
     if damping or friction:
         tau += joint_losses(d, QD.reshape(batch + (d.nv,)), damping, friction)

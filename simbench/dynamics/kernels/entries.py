@@ -72,8 +72,8 @@ def check3_rows(nq, nv, Q, QD, X, rows):
 
 
 # ------------------------------------------------------------------ inverse dynamics
-@entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
-def id_fast(P, q, qd, qdd, out):
+@jit
+def id_one(P, q, qd, qdd, out):
     """RNEA of one configuration, the model's gravity, no external wrench."""
     nb, nq, nv = sizes(P)
     st = check3(nq, nv, q, qd, qdd)
@@ -83,15 +83,16 @@ def id_fast(P, q, qd, qdd, out):
     return st
 
 
+@entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
+def id_fast(P, q, qd, qdd, out):
+    """RNEA of one configuration, the model's gravity, no external wrench."""
+    return id_one(P, q, qd, qdd, out)
+
+
 @entry(f"int64({TREE}, {ARR1_32}, {ARR1_32}, {ARR1_32}, float64[::1])")
 def id_fast32(P, q, qd, qdd, out):
     """:func:`id_fast` for float32 arrays (read as they are; the arithmetic is float64)."""
-    nb, nq, nv = sizes(P)
-    st = check3(nq, nv, q, qd, qdd)
-    if st == OK and out.shape[0] == nv:
-        g = frow(0) + U(C_G)
-        rnea_row(P, q, qd, qdd, 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
-    return st
+    return id_one(P, q, qd, qdd, out)
 
 
 @entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
