@@ -153,3 +153,20 @@ def test_bias_and_gravity_against_pinocchio_on_a_floating_base():
     assert rel_err(g, mp.back(pin.computeGeneralizedGravity(pm, pd, mp.q(q)))) < 1e-9
     M = dyn.mass_matrix(A1, q)
     assert rel_err(M, mp.back_matrix(symmetric(pin.crba(pm, pd, mp.q(q))))) < 1e-9
+
+
+def test_large_joint_angles_against_pinocchio():
+    """sin and cos of a revolute angle: vectorised polynomials up to 1e7 rad, math.sin beyond,
+    in single calls and in blocks alike (Pinocchio's std::sin as the oracle)."""
+    pin = require("pinocchio")
+    pm = pin.buildModelFromUrdf(IIWA.source)
+    pd = pm.createData()
+    mp = PinMap(IIWA, pm)
+    rng = np.random.default_rng(13)
+    Q = rng.uniform(-3, 3, (700, 7)) + rng.choice([0.0, 5e6, -9e6, 3e7, -2e8], size=(700, 7))
+    QD, QDD = rng.normal(size=Q.shape), rng.normal(size=Q.shape)
+    tau = dyn.inverse_dynamics(IIWA, Q, QD, QDD)
+    for i in range(0, 700, 50):
+        want = mp.back(pin.rnea(pm, pd, mp.q(Q[i]), mp.v(QD[i]), mp.v(QDD[i])))
+        assert rel_err(tau[i], want) < 1e-9
+        assert rel_err(dyn.inverse_dynamics(IIWA, Q[i], QD[i], QDD[i]), want) < 1e-9

@@ -165,16 +165,15 @@ def gather_joint(jt, C, a, Qb, iq, Xb, Yb, iv, nb, W, ow, T, rates):
     oq = row(iq)
     ov = row(iv)
     if jt == REVOLUTE:
-        big = 0.0
+        big = 0
         for b in range(nb):
-            big = max(big, abs(Qb[oq + U(b)]))
-        if big > SINCOS_MAX:
+            x = Qb[oq + U(b)]
+            T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = sin_1mcos_poly(x)
+            big += abs(x) > SINCOS_MAX             # an integer sum: the loop still vectorises
+        if big:
             for b in range(nb):
                 x = Qb[oq + U(b)]
                 T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = math.sin(x), 1.0 - math.cos(x)
-        else:
-            for b in range(nb):
-                T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = sin_1mcos_poly(Qb[oq + U(b)])
         for i in range(nb):
             b = U(i)
             st_pose_b(W, ow, b, joint_pose(REVOLUTE, C, (T[row(T_S) + b], T[row(T_S + 1) + b],
