@@ -6,6 +6,8 @@ target. Measurements are interleaved (ours, Pinocchio, PyBullet, ours, ...) so t
 other processes hits all of them alike; the median of ``repeats`` rounds is reported (and the
 best round). The loops over Pinocchio / PyBullet get their inputs pre-split into rows in
 Pinocchio's order (and as lists for PyBullet), so they pay no conversion inside the timed loop.
+Batches are timed by the wall clock (ours runs on threads), single calls by the process's CPU time
+(one thread each side; robust to other processes on a shared machine).
 
 Cases: batched inverse dynamics, mass matrix and forward dynamics against a loop of
 ``pin.rnea`` / ``pin.crba`` / ``pin.aba``; single calls; every input form of the fast path (a
@@ -173,16 +175,20 @@ class PinocchioMap:
 
 
 # ---------------------------------------------------------------------- timing
-def _time(fn: Callable[[], Any], number: int) -> float:
-    t0 = time.perf_counter()
+def _time(fn: Callable[[], Any], number: int, clock: Callable[[], float]) -> float:
+    t0 = clock()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - t0) / number
+    return (clock() - t0) / number
 
 
 def _interleaved(fns: dict[str, tuple[Callable[[], Any], int, int]], repeats: int
                  ) -> tuple[dict[str, float], dict[str, float]]:
-    """Median and best seconds per unit for each ``name -> (fn, calls per round, units per call)``."""
+    """Median and best seconds per unit for each ``name -> (fn, calls per round, units per call)``.
+
+    Batches (units > 1: ours runs on several threads) are timed by the wall clock; single calls
+    (one thread, ours and theirs alike) by the process's CPU time, which on a shared machine
+    does not count the time other processes hold the core."""
     for fn, _, _ in fns.values():
         fn()  # warm-up (numba compile or cache load)
     samples: dict[str, list[float]] = {k: [] for k in fns}
@@ -190,7 +196,8 @@ def _interleaved(fns: dict[str, tuple[Callable[[], Any], int, int]], repeats: in
         order = list(fns) if r % 2 == 0 else list(fns)[::-1]
         for name in order:
             fn, number, units = fns[name]
-            samples[name].append(_time(fn, number) / units)
+            clock = time.perf_counter if units > 1 else time.process_time
+            samples[name].append(_time(fn, number, clock) / units)
     return ({k: float(np.median(v)) for k, v in samples.items()},
             {k: float(np.min(v)) for k, v in samples.items()})
 
