@@ -15,7 +15,7 @@ import numpy as np
 
 from ._jit import jit, step
 from .joints import joint_motion, joint_pose
-from .layout import BS, NW, PRISMATIC, REVOLUTE
+from .layout import BS, NW, PRISMATIC, REVOLUTE, SPHERICAL
 from .spatial import SINCOS_MAX, sin_1mcos_poly
 from .tree import U
 
@@ -161,7 +161,7 @@ def gather_joint(jt, C, a, Qb, iq, Xb, Yb, iv, nb, W, ow, T, rates):
     S q'' into rows T_A..; with ``rates`` 2, S q'' from Yb. Qb, Xb, Yb: q, q' and q'' as flat
     blocks (:func:`transpose_rows`). The per-type code stays here, so that the drivers' loops
     over configurations are branch-free; revolute joints (the common case) run in loops of their
-    own, with the joint type a constant, that vectorise (prismatic joints too)."""
+    own, with the joint type a constant, that vectorise (prismatic and spherical joints too)."""
     oq = row(iq)
     ov = row(iv)
     if jt == REVOLUTE:
@@ -199,6 +199,19 @@ def gather_joint(jt, C, a, Qb, iq, Xb, Yb, iv, nb, W, ow, T, rates):
                 for i in range(nb):
                     b = U(i)
                     st6b(T, row(T_A), b, joint_motion(PRISMATIC, a, (Yb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
+        return
+    if jt == SPHERICAL:
+        for i in range(nb):
+            b = U(i)
+            st_pose_b(W, ow, b, joint_pose(SPHERICAL, C, ld7b(Qb, oq, b)))
+        if rates > 0:
+            for i in range(nb):
+                b = U(i)
+                st6b(T, row(T_V), b, joint_motion(SPHERICAL, a, ld6b(Xb, ov, b)))
+            if rates > 1:
+                for i in range(nb):
+                    b = U(i)
+                    st6b(T, row(T_A), b, joint_motion(SPHERICAL, a, ld6b(Yb, ov, b)))
         return
     for i in range(nb):
         b = U(i)
