@@ -127,7 +127,6 @@ def _run(floating):
     return compared, parsed, spherical, failures
 
 
-@pytest.mark.slow
 def test_fixed_base_corpus_against_pinocchio():
     compared, parsed, spherical, failures = _run(False)
     assert not failures, failures
@@ -135,7 +134,6 @@ def test_fixed_base_corpus_against_pinocchio():
     assert parsed >= EXPECTED["pinocchio_parsed"] and spherical >= EXPECTED["spherical"], (parsed, spherical)
 
 
-@pytest.mark.slow
 def test_floating_base_corpus_against_pinocchio_free_flyer():
     compared, parsed, spherical, failures = _run(True)
     assert not failures, failures
