@@ -14,7 +14,6 @@ import os
 import zlib
 
 import numpy as np
-import pytest
 
 from _dyn_helpers import PinMap, asset, movable_corpus, pin_model_from, rel_err, require, symmetric
 from simbench.errors import URDFError
