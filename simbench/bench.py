@@ -1,7 +1,8 @@
-"""``simbench bench``: every dynamics formulation on one table (issue 7).
+"""``simbench bench``: every dynamics formulation on one table.
 
 One run, medians over interleaved rounds, ratios to Pinocchio measured in the same run, on
-the planar mobile manipulator of post 004, the KUKA iiwa and the Franka Panda:
+the planar mobile manipulator of Adam Heins, "Lagrangian dynamics of a planar mobile
+manipulator", the KUKA iiwa and the Franka Panda:
 
 * inverse dynamics: our RNEA (single call, batched), our Lagrangian path, the lambdified
   sympy model and its generated C (ctypes) where the robot derives (a serial chain),
@@ -11,7 +12,7 @@ the planar mobile manipulator of post 004, the KUKA iiwa and the Franka Panda:
 
 Rows that :func:`simbench.bench_dynamics.run_benchmark` measures are taken from it when that
 module exists (it is not re-timed); this module adds the symbolic rows. Output: a table like
-post 004's (microseconds per call), the machine and library versions, and JSON with stable
+Adam Heins's post's (microseconds per call), the machine and library versions, and JSON with stable
 keys (``machine``, ``versions``, ``settings``, ``rows``; each row has ``robot``, ``quantity``,
 ``method``, ``mode``, ``n``, ``value``, ``unit``, ``ratio_to_pinocchio``, ``note``).
 """
@@ -39,7 +40,11 @@ ROBOTS = {
     "mobile_manipulator": str(ASSETS / "mobile_manipulator.urdf"),
     "kuka_iiwa": "pybullet_data:kuka_iiwa/model.urdf",
     "franka_panda": "pybullet_data:franka_panda/panda.urdf",
+    "a1_floating": "pybullet_data:a1/a1.urdf",
+    "humanoid_floating": "pybullet_data:humanoid/humanoid.urdf",
 }
+#: robots loaded with a floating base (free-flyer root)
+FLOATING = {"a1_floating", "humanoid_floating"}
 #: Post 004's own figures for its 3-DOF mobile manipulator (us per call of tau), for context.
 POST_004_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
 
@@ -213,7 +218,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
     from . import dynamics
     from .dynamics import lagrange
 
-    model = RobotModel.from_urdf(spec)
+    model = RobotModel.from_urdf(spec, floating_base=name in FLOATING)
     dof = model.dof
     rng = np.random.default_rng(0)
     Q = model.random_configuration(rng, n)
@@ -335,6 +340,8 @@ _CASES = {
                                      "pinocchio aba (single call)", None),
     "lagrangian inverse_dynamics single call": ("inverse_dynamics", "simbench Lagrangian", "single", None, None),
     "lagrangian inverse_dynamics batched": ("inverse_dynamics", "simbench Lagrangian batched", "batch", None, None),
+    **{f"inverse_dynamics single call, {form}": ("inverse_dynamics", f"simbench RNEA, {form}", "single", None, None)
+       for form in ("list", "read-only", "float32", "gravity tuple", "one-row batch", "skip_checks")},
 }
 
 
@@ -347,7 +354,8 @@ def _dynamics_rows(name: str, spec: str, n: int, single: int, rounds: int,
     except ImportError:
         return None
     try:
-        raw = bench_dynamics.run_benchmark(robots=[spec], n=n, repeats=rounds, single_calls=single)
+        raw = bench_dynamics.run_benchmark(robots=[name if name in bench_dynamics.ROBOTS else spec], n=n,
+                                           repeats=rounds, single_calls=single)
     except Exception as exc:  # e.g. a joint order Pinocchio does not share: time it here instead
         notes.append(f"{name}: simbench.bench_dynamics failed ({exc}); numeric rows timed by simbench.bench")
         return None
@@ -364,6 +372,8 @@ def _dynamics_rows(name: str, spec: str, n: int, single: int, rounds: int,
         quantity, ours, mode, pin_name, pb_name = case
         ref = pin_us.get((quantity, mode))
         note = f"simbench.bench_dynamics, median of {rounds} rounds, n = {r['n']}"
+        if "speedup_vs_fast_path" in r:
+            note += f"; x{r['speedup_vs_fast_path']:.2f} the plain float64 call ({r['fast_path_us']:.3g} us)"
         rows.append(_row(name, quantity, ours, mode, r["n"], r["ours_us"], "us/call",
                          r["ours_us"] / ref if ref else None, note))
         if pin_name and "pinocchio_us" in r:
@@ -375,6 +385,22 @@ def _dynamics_rows(name: str, spec: str, n: int, single: int, rounds: int,
     order = {q: i for i, q in enumerate(QUANTITIES)}
     rows.sort(key=lambda r: order.get(r["quantity"], 99))  # stable: keeps bench_dynamics' order inside
     return rows
+
+
+def _first_use_rows(notes: list[str]) -> list[dict]:
+    """Seconds of each dynamics function's first call with an empty numba cache (each compiles
+    only the kernels it needs), from :func:`simbench.bench_dynamics.first_use_rows`."""
+    from . import bench_dynamics
+
+    try:
+        raw = bench_dynamics.first_use_rows()
+    except Exception as exc:  # noqa: BLE001 - a subprocess: report, do not lose the other rows
+        notes.append(f"first-use compile times not measured ({exc})")
+        return []
+    return [_row(r["robot"], "first use", r["case"].split(": ", 1)[1], "once", 1, r["seconds"], "s", None,
+                 "a fresh process with an empty numba cache" + (f"; target < {r['target_seconds']:.0f} s"
+                                                                 if "target_seconds" in r else ""))
+            for r in raw]
 
 
 # ---------------------------------------------------------------------- collision rows
@@ -420,6 +446,8 @@ def run_benchmark(robots: Sequence[str] | None = None, *, n: int = 10_000, singl
     for name, spec in chosen.items():
         rows += bench_robot(name, spec, n=n, single=single, rounds=rounds,
                             symbolic_max_dof=symbolic_max_dof, want_c=want_c, skip=set(skip), notes=notes)
+    if not quick and "first_use" not in skip:
+        rows += _first_use_rows(notes)
     if collision:
         rows += _collision_rows(quick, notes)
     result = {
@@ -478,7 +506,7 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(f"  {r['quantity']:<18} {r['method']:<48} {r['mode']:<7} {text:>10} {r['unit']:<8} {ratio:>7}")
         lines.append("")
     if any(r["robot"] == "mobile_manipulator" for r in result["rows"]):
-        lines.append("post 004 (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
+        lines.append("Adam Heins's post (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
             f"{k} {val:.0f} us" for k, val in result["post_004_us_per_call"].items()))
     for note in result["notes"]:
         lines.append(f"note: {note}")

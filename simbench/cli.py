@@ -42,7 +42,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     from .model import RobotModel
 
     model = RobotModel.from_urdf(args.urdf, package_map=args.package or None,
-                                 xacro_args=args.xacro_arg or None)
+                                 xacro_args=args.xacro_arg or None,
+                                 floating_base=getattr(args, "floating", False))
     print(model.summary())
     if getattr(args, "collision", False):  # the sampled self-collision matrix (cached per file)
         from .bullet.collision_sampling import robot_matrix
@@ -91,6 +92,9 @@ def build_parser() -> ArgumentParser:
                                      "(e.g. pybullet_data:kuka_iiwa/model.urdf)")
     p_info.add_argument("--collision", action="store_true",
                         help="also print the sampled self-collision matrix (MoveIt-like defaults)")
+    p_info.add_argument("--floating", action="store_true",
+                        help="model the root as a floating base (free-flyer joint: legged robots, "
+                             "humanoids, mobile bases); q gains the base pose, v the base twist")
     p_info.set_defaults(func=cmd_info)
 
     p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")

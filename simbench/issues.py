@@ -29,6 +29,8 @@ KINDS: dict[str, str] = {
     "reversed_limits": "a joint whose lower limit is above its upper one: PyBullet treats it "
                        "as unlimited",
     "xacro_input": "the file is xacro, expanded before loading",
+    "free_root": "a root that looks like a free body (legs, a mobile base) is welded to the world; "
+                 "ask for a floating base",
     # constructs PyBullet refuses:
     "missing_limit": "a revolute or prismatic joint without <limit>",
     "missing_mesh": "a mesh file that cannot be found",

@@ -37,9 +37,15 @@ if TYPE_CHECKING:
 
 #: Joint type codes used in :attr:`RobotModel.joint_type_code` (and by the numba kernels).
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
+#: The free-flyer joint of a floating base (``RobotModel.from_urdf(path, floating_base=True)``).
+FREE = 4
 _TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE,
                "prismatic": PRISMATIC, "spherical": SPHERICAL}
-_NV = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3}
+_NV = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3, FREE: 6}
+_NQ = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 4, FREE: 7}
+#: labels of the floating base's entries of q and of v (Pinocchio's free-flyer convention)
+BASE_Q_LABELS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_V_LABELS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 
 #: Standard gravity (m/s^2) in a z-up world frame: the one default of the whole project.
 GRAVITY: tuple[float, float, float] = (0.0, 0.0, -9.81)
@@ -108,20 +114,27 @@ class RobotModel:
     #: gravity (m/s^2) expressed in the root link's frame; the dynamics use it when no
     #: ``gravity=`` is given. A body mounted with a rotation R carries ``R^T g_world``.
     gravity: tuple[float, float, float] = GRAVITY
+    #: True: the root link is attached to the world by a free-flyer joint (6 DOF; q and v start
+    #: with the base's 7 and 6 entries); False: the root is welded to the world origin.
+    floating_base: bool = False
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_urdf(cls, path: str | os.PathLike, *, package_map: "PackageMap | Sequence[str] | None" = None,
+    def from_urdf(cls, path: str | os.PathLike, *, floating_base: bool = False,
+                  package_map: "PackageMap | Sequence[str] | None" = None,
                   xacro_args: "XacroArgs | None" = None) -> "RobotModel":
         """Load a URDF (or xacro) file: a path, ``pybullet_data:NAME`` or ``simbench:NAME``.
 
-        ``package_map={"NAME": DIR}`` resolves ``package://NAME/...``; ``xacro_args={"name":
-        value}`` are a xacro file's arguments. See :func:`simbench.urdf_source.load_source`.
+        ``floating_base=True`` attaches the root link to the world by a free-flyer joint (see
+        :meth:`with_floating_base`). ``package_map={"NAME": DIR}`` resolves
+        ``package://NAME/...``; ``xacro_args={"name": value}`` are a xacro file's arguments. See
+        :func:`simbench.urdf_source.load_source`.
         """
         from .urdf_source import load_source
 
-        return cls.from_source(load_source(path, package_map=package_map, xacro_args=xacro_args))
+        model = cls.from_source(load_source(path, package_map=package_map, xacro_args=xacro_args))
+        return model.with_floating_base() if floating_base else model
 
     @classmethod
     def from_urdf_string(cls, xml: str | bytes, base_dir: str | os.PathLike | None = None,
@@ -153,33 +166,63 @@ class RobotModel:
         """Movable joint names in q order (PyBullet's order for the same file)."""
         return tuple(self.joint_all_names[j] for j in self.movable)
 
+    # ------------------------------------------------------------------ configuration space
+    @property
+    def nq(self) -> int:
+        """Length of a configuration q: 7 for a floating base, 4 per spherical joint, 1 per
+        revolute or prismatic joint."""
+        return self._space().nq
+
+    @property
+    def nv(self) -> int:
+        """Length of a velocity, acceleration or force vector: 6 for a floating base, 3 per
+        spherical joint, 1 per revolute or prismatic joint."""
+        return self._space().nv
+
     @property
     def dof(self) -> int:
-        return int(sum(_NV[int(c)] for c in self.joint_type_code))
+        """Degrees of freedom, ``nv`` (equal to ``nq`` without floating base and spherical joints)."""
+        return self._space().nv
+
+    @property
+    def q_labels(self) -> tuple[str, ...]:
+        """A name for each entry of q: ``base_x`` ... ``base_qw``, then the joints (a spherical
+        joint's four entries as ``NAME[qx]`` ... ``NAME[qw]``)."""
+        return self._space().q_labels
+
+    @property
+    def v_labels(self) -> tuple[str, ...]:
+        """A name for each entry of v (``base_vx`` ... ``base_wz``, ``NAME[wx]`` ...)."""
+        return self._space().v_labels
+
+    @property
+    def joint_q_start(self) -> np.ndarray:
+        """(nj,) index of each joint's first entry in q (-1 for fixed joints)."""
+        return self._space().q_start
+
+    @property
+    def joint_v_start(self) -> np.ndarray:
+        """(nj,) index of each joint's first entry in v (-1 for fixed joints)."""
+        return self._space().v_start
 
     @property
     def lower(self) -> np.ndarray:
-        """(dof,) lower limits; a spherical joint's three entries are -inf."""
-        return self._per_dof("lower", self.joint_lower)
+        """(nq,) lower limits of q; -inf for the base and for quaternion entries."""
+        return self._space().lower
 
     @property
     def upper(self) -> np.ndarray:
-        """(dof,) upper limits; a spherical joint's three entries are +inf."""
-        return self._per_dof("upper", self.joint_upper)
+        """(nq,) upper limits of q; +inf for the base and for quaternion entries."""
+        return self._space().upper
 
     @property
     def dof_joint(self) -> np.ndarray:
-        """(dof,) index (into the all-joints arrays) of the joint each q entry belongs to."""
-        return self._cached("dof_joint", lambda: _frozen(
-            [j for j in self.movable for _ in range(_NV[int(self.joint_type_code[j])])], int))
+        """(nq,) index (into the all-joints arrays) of the joint each q entry belongs to; -1 for
+        the floating base's entries."""
+        return self._space().q_joint
 
-    def _per_dof(self, key: str, per_joint: np.ndarray) -> np.ndarray:
-        def make() -> np.ndarray:
-            values = per_joint[self.dof_joint].copy()
-            values[self.joint_type_code[self.dof_joint] == SPHERICAL] = (
-                -math.inf if key == "lower" else math.inf)
-            return _frozen(values)
-        return self._cached(key, make)
+    def _space(self) -> "_ConfigurationSpace":
+        return self._cached("space", lambda: _configuration_space(self))
 
     @property
     def link_spatial_inertia(self) -> np.ndarray:
@@ -209,32 +252,50 @@ class RobotModel:
 
     # ------------------------------------------------------------------ configurations
     def neutral(self) -> np.ndarray:
-        """The zero configuration, clipped into the joint limits."""
-        q = np.zeros(self.dof)
-        ok = self.lower <= self.upper  # PyBullet treats lower > upper as unlimited
-        q[ok] = np.clip(0.0, self.lower[ok], self.upper[ok])
+        """The zero configuration, clipped into the joint limits; the base at the world origin
+        and every quaternion the identity (0, 0, 0, 1). Shape (nq,)."""
+        sp = self._space()
+        q = np.zeros(sp.nq)
+        ok = sp.scalar & (sp.lower <= sp.upper)  # PyBullet treats lower > upper as unlimited
+        q[ok] = np.clip(0.0, sp.lower[ok], sp.upper[ok])
+        q[sp.quat_w] = 1.0
         return q
 
     def random_configuration(self, rng: np.random.Generator | int | None = None,
                              n: int | None = None) -> np.ndarray:
-        """Uniform samples within the limits, shape (dof,) or (n, dof).
+        """Uniform samples within the limits, shape (nq,) or (n, nq).
 
         Continuous joints (and joints whose lower limit is above the upper one, which
         PyBullet treats as unlimited) are drawn from [-pi, pi]; unlimited prismatic
-        joints from [-1, 1] m.
+        joints and the base position from [-1, 1] m; quaternions uniformly on the unit sphere
+        (Shoemake's method).
         """
         rng = np.random.default_rng(rng)
-        lo, hi = self.lower.copy(), self.upper.copy()
-        codes = self.joint_type_code[self.dof_joint]
+        sp = self._space()
+        lo, hi = sp.lower.copy(), sp.upper.copy()
         bad = ~(np.isfinite(lo) & np.isfinite(hi) & (lo <= hi))
-        span = np.where(codes == PRISMATIC, 1.0, math.pi)
+        span = np.where(sp.angular, math.pi, 1.0)
         lo[bad], hi[bad] = -span[bad], span[bad]
-        size = (self.dof,) if n is None else (n, self.dof)
-        return rng.uniform(lo, hi, size=size)
+        size = (sp.nq,) if n is None else (n, sp.nq)
+        q = rng.uniform(lo, hi, size=size)
+        for start in sp.quat_start:
+            q[..., start:start + 4] = _random_quaternions(rng, size[:-1])
+        return q
 
     def check_q(self, q: Any, name: str = "q") -> np.ndarray:
-        """``q`` as a float array of shape (..., dof); a clear error otherwise."""
+        """``q`` as a float array of shape (..., nq); a clear error otherwise."""
         return as_joint_array(self, q, name)
+
+    def with_floating_base(self, floating: bool = True) -> "RobotModel":
+        """A copy whose root link is attached to the world by a free-flyer joint (``floating``)
+        or welded to the world origin. q gains ``[x, y, z, qx, qy, qz, qw]`` (base position in
+        the world, orientation as a unit quaternion) in front, v ``[vx, vy, vz, wx, wy, wz]``
+        (the base's linear and angular velocity in the base frame), Pinocchio's convention."""
+        if bool(floating) == self.floating_base:
+            return self
+        issues = tuple(i for i in self.issues if i.kind != "free_root") if floating else \
+            self.issues + _free_root_issues(self)
+        return self.replace(floating_base=bool(floating), issues=issues)
 
     # ------------------------------------------------------------------ modified copies
     def with_link_inertial(self, link: str, *, mass: float | None = None,
@@ -262,6 +323,8 @@ class RobotModel:
     def summary(self) -> str:
         """A human-readable description: the tree, joints with limits, issues."""
         lines = [f"robot {self.name!r} from {self.source}",
+                 f"  base: {'floating (free-flyer root)' if self.floating_base else 'fixed to the world'}"
+                 f", nq: {self.nq}, nv: {self.nv}",
                  f"  links: {self.nlinks}, joints: {len(self.joint_all_names)}, dof: {self.dof}, "
                  f"total mass: {self.total_mass:.6g} kg"]
         lines.extend(self._tree_lines())
@@ -309,12 +372,19 @@ class RobotModel:
         return f"RobotModel({self.name!r}, links={self.nlinks}, dof={self.dof}, source={self.source!r})"
 
 
-def as_joint_array(model: RobotModel, value: Any, name: str = "q") -> np.ndarray:
-    """Validate an array of joint values: shape (..., dof), finite floats.
+def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = "q") -> np.ndarray:
+    """Validate an array of joint values: shape (..., nq) (``space="q"``) or (..., nv)
+    (``space="v"``: velocities, accelerations, forces), finite floats.
 
-    A mapping from joint name to value is accepted too (every movable joint must be named).
+    A mapping from joint name to value is accepted too when every entry is a scalar joint (no
+    floating base, no spherical joint; every movable joint must be named).
     """
+    size, labels = (model.nq, model.q_labels) if space == "q" else (model.nv, model.v_labels)
     if isinstance(value, Mapping):
+        if size != len(model.joint_names):
+            raise ShapeError(f"{name} given by joint name, but {model.name!r} has a floating base "
+                             f"or spherical joints; give an array of {size} values in the order "
+                             f"{list(labels)}")
         unknown = [k for k in value if k not in model.joint_names]
         if unknown:
             model.joint_index(unknown[0])  # raises with close matches
@@ -327,15 +397,128 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q") -> np.ndarray
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ShapeError(f"{name} must be numbers, got {value!r} ({exc})") from None
-    if arr.ndim == 0 or arr.shape[-1] != model.dof:
+    if arr.ndim == 0 or arr.shape[-1] != size:
         raise ShapeError(
-            f"{name} has shape {arr.shape}; expected (..., {model.dof}) with joints in order "
-            f"{list(model.joint_names)}")
+            f"{name} has shape {arr.shape}; expected (..., {size}) with joints in order "
+            f"{list(labels)}")
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                         f"{tuple(int(i) for i in bad)} (joint {model.joint_all_names[model.dof_joint[bad[-1]]]!r})")
+                         f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r})")
     return arr
+
+
+# ---------------------------------------------------------------------- joint and base modelling
+@dataclass(frozen=True)
+class _ConfigurationSpace:
+    """Where each joint's entries sit in q and v (see :meth:`RobotModel.nq`)."""
+
+    nq: int
+    nv: int
+    q_start: np.ndarray     # (nj,) per joint, -1 for fixed joints
+    v_start: np.ndarray
+    q_labels: tuple[str, ...]
+    v_labels: tuple[str, ...]
+    q_joint: np.ndarray     # (nq,) joint of each q entry, -1 for the base
+    lower: np.ndarray       # (nq,)
+    upper: np.ndarray
+    scalar: np.ndarray      # (nq,) bool: a revolute or prismatic joint's entry
+    angular: np.ndarray     # (nq,) bool: an angle (revolute), else a length
+    quat_start: tuple[int, ...]  # q index of every quaternion (base, spherical joints)
+    quat_w: np.ndarray      # (nq,) bool: the w entry of a quaternion
+
+
+def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
+    iq = iv = 0
+    q_labels: list[str] = []
+    v_labels: list[str] = []
+    q_joint: list[int] = []
+    lower: list[float] = []
+    upper: list[float] = []
+    scalar: list[bool] = []
+    angular: list[bool] = []
+    quats: list[int] = []
+    if model.floating_base:
+        q_labels += BASE_Q_LABELS
+        v_labels += BASE_V_LABELS
+        q_joint += [-1] * 7
+        lower += [-math.inf] * 7
+        upper += [math.inf] * 7
+        scalar += [False] * 7
+        angular += [False] * 7
+        quats.append(3)
+        iq, iv = 7, 6
+    nj = len(model.joint_all_names)
+    q_start, v_start = np.full(nj, -1), np.full(nj, -1)
+    for j in range(nj):
+        code, name = int(model.joint_type_code[j]), model.joint_all_names[j]
+        if code == FIXED:
+            continue
+        q_start[j], v_start[j] = iq, iv
+        if code == SPHERICAL:
+            q_labels += [f"{name}[q{c}]" for c in "xyzw"]
+            v_labels += [f"{name}[w{c}]" for c in "xyz"]
+            lower += [-math.inf] * 4
+            upper += [math.inf] * 4
+            scalar += [False] * 4
+            angular += [False] * 4
+            quats.append(iq)
+        else:
+            q_labels.append(name)
+            v_labels.append(name)
+            lower.append(float(model.joint_lower[j]))
+            upper.append(float(model.joint_upper[j]))
+            scalar.append(True)
+            angular.append(code == REVOLUTE)
+        q_joint += [j] * _NQ[code]
+        iq += _NQ[code]
+        iv += _NV[code]
+    quat_w = np.zeros(iq, dtype=bool)
+    quat_w[[s + 3 for s in quats]] = True
+    return _ConfigurationSpace(
+        nq=iq, nv=iv, q_start=_frozen(q_start, int), v_start=_frozen(v_start, int),
+        q_labels=tuple(q_labels), v_labels=tuple(v_labels), q_joint=_frozen(q_joint, int),
+        lower=_frozen(lower), upper=_frozen(upper), scalar=_frozen(scalar, bool),
+        angular=_frozen(angular, bool), quat_start=tuple(quats), quat_w=_frozen(quat_w, bool))
+
+
+def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    """Unit quaternions (x, y, z, w) uniform on SO(3) (K. Shoemake, "Uniform random rotations",
+    Graphics Gems III), shape ``shape + (4,)``."""
+    u1, u2, u3 = rng.uniform(size=(3,) + tuple(shape))
+    a, b = np.sqrt(1.0 - u1), np.sqrt(u1)
+    return np.stack([a * np.sin(2 * np.pi * u2), a * np.cos(2 * np.pi * u2),
+                     b * np.sin(2 * np.pi * u3), b * np.cos(2 * np.pi * u3)], axis=-1)
+
+
+def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
+    """An issue line when a fixed-base model's root looks like a free body: the root and the
+    links welded to it by fixed joints have mass and carry two or more limbs (subtrees with
+    movable joints), as legged robots, humanoids and wheeled bases do; welded to the world, such
+    a robot cannot fall, walk or roll."""
+    if model.floating_base or model.nlinks < 2:
+        return ()
+    codes = np.asarray(model.joint_type_code)
+    rigid = np.zeros(model.nlinks, dtype=bool)   # the root and the links welded to it
+    rigid[0] = True
+    moves = np.zeros(model.nlinks, dtype=bool)   # subtree of link k has a movable joint
+    for k in range(1, model.nlinks):
+        rigid[k] = rigid[model.link_parent[k]] and codes[k - 1] == FIXED
+    for k in range(model.nlinks - 1, 0, -1):
+        moves[k] |= codes[k - 1] != FIXED
+        moves[model.link_parent[k]] |= moves[k]
+    limbs = [model.link_names[k] for k in range(1, model.nlinks)
+             if rigid[model.link_parent[k]] and not rigid[k] and moves[k]]
+    mass = float(model.link_mass[rigid].sum())
+    if len(limbs) < 2 or mass <= 0:
+        return ()
+    root = model.link_names[0]
+    return (ModelIssue(
+        "free_root", f"link {root!r}",
+        f"the root carries {len(limbs)} limbs and {mass:.4g} kg but nothing fixes it to the world; "
+        f"simbench welds it to the world origin. For a legged or mobile robot use "
+        f"RobotModel.from_urdf(path, floating_base=True) (simbench info --floating): q and v then "
+        f"start with the base pose and twist", {"link": root, "limbs": limbs, "mass": mass}),)
 
 
 # ---------------------------------------------------------------------- parsing
@@ -480,8 +663,7 @@ def _build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
     for j, jt in enumerate(joint_of):
         where = f"joint {jt.name!r}"
         if jt.type in ("floating", "planar"):
-            raise URDFError(f"{source}: {where} has type {jt.type!r}, which simbench does not "
-                            f"support yet (PyBullet turns it into a fixed joint)")
+            raise URDFError(_unsupported_joint(source, where, jt.type))
         types.append(jt.type)
         code = _TYPE_CODES[jt.type]
         codes.append(code)
@@ -517,7 +699,7 @@ def _build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
             v_index[j] = nv
             nv += _NV[code]
 
-    return RobotModel(
+    model = RobotModel(
         name=robot.name, source=source, link_names=tuple(order),
         link_parent=_frozen(parent, int), link_mass=_frozen(mass), link_com=_frozen(com),
         link_inertia=_frozen(inertia), link_inertial_origin=_frozen(inertial_origin),
@@ -528,6 +710,16 @@ def _build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         joint_effort=_frozen(limits[2]), joint_velocity=_frozen(limits[3]),
         joint_damping=_frozen(damping), joint_friction=_frozen(friction),
         joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues))
+    return model.replace(issues=model.issues + _free_root_issues(model))
+
+
+def _unsupported_joint(source: str, where: str, jtype: str) -> str:
+    """The error for a floating or planar joint inside the tree."""
+    fix = ("a floating root is modelled by RobotModel.from_urdf(path, floating_base=True) instead "
+           "of a <joint type=\"floating\"> to a world link" if jtype == "floating" else
+           "replace it by two prismatic joints and a revolute joint through massless links")
+    return (f"{source}: {where} has type {jtype!r}, which simbench does not model (PyBullet "
+            f"turns it into a fixed joint); {fix}")
 
 
 def _limit_issues(jt: Any, lo: float | None, hi: float | None, where: str,
@@ -553,4 +745,4 @@ def load(path: str | os.PathLike, **kwargs: Any) -> RobotModel:
 
 
 __all__ = ["RobotModel", "ModelIssue", "Mimic", "spatial_inertia", "as_joint_array", "load",
-           "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL"]
+           "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "GRAVITY"]

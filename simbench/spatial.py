@@ -1,4 +1,5 @@
-"""Batched SE(3) / se(3) algebra with numpy (seed 001 slides, seed 003).
+"""Batched SE(3) / se(3) algebra with numpy (the "AI Robotics" lecture slides,
+*Dynamics*; Michael Bauer, "Rigid Body Dynamics on Lie Groups").
 
 Conventions (the same as :mod:`simbench.model`):
 
@@ -6,7 +7,9 @@ Conventions (the same as :mod:`simbench.model`):
 * ``T`` is a 4x4 homogeneous transform; ``Ad(T)`` maps twists expressed in the child
   frame to the parent frame: ``V_a = Ad(T_ab) V_b`` with ``Ad(T) = [[R, 0], [[p] R, R]]``;
 * ``ad(xi) = [[[w], 0], [[v], [w]]]`` so that ``ad(xi) eta = [xi, eta]`` (Lie bracket);
-* wrenches transform with the transposes: ``F_b = Ad(T_ab)^T F_a``.
+* wrenches transform with the transposes: ``F_b = Ad(T_ab)^T F_a``;
+* a quaternion is ``(x, y, z, w)`` (PyBullet's and Pinocchio's coefficient order), Hamilton
+  product, ``R(q)`` the rotation it represents.
 
 Every function accepts leading batch dimensions, which broadcast.
 """
@@ -18,7 +21,8 @@ from .errors import ShapeError
 
 __all__ = ["skew", "unskew", "so3_exp", "so3_log", "se3_hat", "se3_vee", "se3_exp", "se3_log",
            "se3_inv", "Ad", "Ad_inv", "ad", "ad_T", "coad", "dexp_inv", "transform_inertia",
-           "rot_x", "rot_y", "rot_z", "make_transform"]
+           "rot_x", "rot_y", "rot_z", "make_transform", "quat_to_matrix", "quat_from_matrix",
+           "quat_mul", "quat_conj", "quat_exp", "quat_log"]
 
 
 def _vec(x: object, n: int, name: str) -> np.ndarray:
@@ -240,3 +244,61 @@ def make_transform(R: np.ndarray | None = None, p: np.ndarray | None = None) -> 
     out[..., :3, 3] = p
     out[..., 3, 3] = 1.0
     return out
+
+
+# ---------------------------------------------------------------------- quaternions (x, y, z, w)
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix (..., 3, 3) of quaternions (..., 4), normalised first."""
+    q = _vec(q, 4, "quaternion")
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)],
+                    axis=-2)
+
+
+def quat_from_matrix(R: np.ndarray) -> np.ndarray:
+    """Unit quaternions (..., 4), w >= 0, of rotation matrices (..., 3, 3) (from the rotation
+    vector, so accurate at every angle)."""
+    return quat_exp(so3_log(R))
+
+
+def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a b`` (the rotation ``R(a) R(b)``)."""
+    a, b = _vec(a, 4, "a"), _vec(b, 4, "b")
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz],
+                    axis=-1)
+
+
+def quat_conj(q: np.ndarray) -> np.ndarray:
+    """The conjugate (the inverse rotation of a unit quaternion)."""
+    q = _vec(q, 4, "quaternion")
+    return q * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+def quat_exp(w: np.ndarray) -> np.ndarray:
+    """The unit quaternion of the rotation vector w: ``(sin(t/2) w/t, cos(t/2))``, t = |w|."""
+    w = _vec(w, 3, "w")
+    t2 = np.sum(w * w, axis=-1)
+    t = np.sqrt(t2)
+    small = t < 1e-4
+    ts = np.where(small, 1.0, t)
+    s = np.where(small, 0.5 - t2 / 48 + t2 * t2 / 3840, np.sin(ts / 2) / ts)
+    return np.concatenate([s[..., None] * w, np.cos(t / 2)[..., None]], axis=-1)
+
+
+def quat_log(q: np.ndarray) -> np.ndarray:
+    """The rotation vector (|w| <= pi) of a quaternion (normalised first)."""
+    q = _vec(q, 4, "quaternion")
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    q = np.where(q[..., 3:] < 0, -q, q)
+    u, w = q[..., :3], q[..., 3]
+    s = np.linalg.norm(u, axis=-1)
+    t = 2.0 * np.arctan2(s, w)
+    small = s < 1e-8
+    fac = np.where(small, 2.0 / np.where(small, w, 1.0), t / np.where(small, 1.0, s))
+    return fac[..., None] * u

@@ -1,14 +1,14 @@
-"""Closed forms from the seeds against simbench.dynamics (RNEA/CRBA path and Lagrangian path).
+"""Closed forms from the documents simbench grew from against simbench.dynamics (RNEA/CRBA path and Lagrangian path).
 
-* slide 12 of seed 001: planar 2R with point masses (M, c, g exactly as written on the slide);
-* seed 004: planar mobile manipulator (the post's ManualDynamics formulas, G = 9.8);
-* seed 002: 3-link anthropomorphic arm, derived with sympy the way the post does it
+* slide 12 of the "AI Robotics" lecture slides, *Dynamics*: planar 2R with point masses (M, c, g exactly as written on the slide);
+* Adam Heins, "Lagrangian dynamics of a planar mobile manipulator": planar mobile manipulator (the post's ManualDynamics formulas, G = 9.8);
+* Naru Muraleedharan, "Dynamic Modeling of Robotic Systems": 3-link anthropomorphic arm, derived with sympy the way the post does it
   (kinetic energy with the pseudo-inertia tensor, H = d2K/dqd2, d, g = dU/dq).
 """
 import numpy as np
 import pytest
 
-from _dyn_helpers import asset, rel_err
+from _dyn_helpers import asset, rel_err, require
 from simbench.model import RobotModel
 import simbench.dynamics as dyn
 from simbench.dynamics import lagrange
@@ -74,7 +74,7 @@ def test_planar_2r_kinematics(planar):
     assert abs(dyn.potential_energy(planar, th) - P) < 1e-12
 
 
-# ---------------------------------------------------------------- seed 004: mobile manipulator
+# ---------------------------------------------------------------- Adam Heins: planar mobile manipulator
 PM1, PM2, PM3, LX, LY, PL2, PL3 = 3.0, 2.0, 1.0, 0.1, 0.1, 1.0, 0.5
 PI2, PI3 = PM2 * PL2**2 / 12, PM3 * PL3**2 / 12
 PG = 9.8
@@ -126,7 +126,7 @@ def test_mobile_manipulator_post_004():
         assert rel_err(dyn.coriolis_matrix(model, q, dq) @ dq, C @ dq) < TOL
 
 
-# ---------------------------------------------------------------- seed 002: anthropomorphic arm
+# ---------------------------------------------------------------- Naru Muraleedharan: anthropomorphic arm
 A_PARAMS = dict(m1=2.0, J1=np.diag([0.012, 0.012, 0.02]), c1=[0, 0, 0],
                 m2=1.5, J2=np.diag([0.004, 0.032, 0.03]), c2=[0.25, 0, 0], a2=0.5,
                 m3=1.0, J3=np.diag([0.002, 0.014, 0.013]), c3=[0.2, 0, 0])
@@ -134,9 +134,9 @@ A_PARAMS = dict(m1=2.0, J1=np.diag([0.012, 0.012, 0.02]), c1=[0, 0, 0],
 
 @pytest.fixture(scope="module")
 def post002_functions():
-    """H, d, g of post 002 with sympy: K = sum of 1/2 m r'^T r' + 1/2 tr(T' Jhat T'^T)
+    """H, d, g of Naru Muraleedharan's post with sympy: K = sum of 1/2 m r'^T r' + 1/2 tr(T' Jhat T'^T)
     + m r'^T T' rCM (Jhat = 1/2 tr(J) 1 - J, J about the frame origin), U = sum m g^T (r + T rCM)."""
-    sp = pytest.importorskip("sympy")
+    sp = require("sympy")
     th = sp.symbols("th1 th2 th3")
     thd = sp.symbols("th1d th2d th3d")
     q, qd = sp.Matrix(th), sp.Matrix(thd)
@@ -197,3 +197,48 @@ def test_anthropomorphic_arm_post_002(post002_functions):
         tau = H @ qdd + d + g
         assert rel_err(dyn.inverse_dynamics(model, q, qd, qdd), tau) < 1e-12
         assert rel_err(lagrange.inverse_dynamics(model, q, qd, qdd), tau) < 1e-12
+
+
+# ---------------------------------------------------------------- a free body and a floating base
+FREE_BODY = """<robot name="box"><link name="box"><inertial><origin xyz="0.03 -0.02 0.05" rpy="0.3 -0.2 0.4"/>
+  <mass value="2.5"/><inertia ixx="0.04" ixy="0.002" ixz="-0.001" iyy="0.03" iyz="0.003" izz="0.05"/>
+  </inertial></link></robot>"""
+
+
+def test_single_free_body_is_the_newton_euler_equations_of_rigid_body():
+    """A one-link robot with a floating base: inverse and forward dynamics are Newton's and
+    Euler's equations ``I xi' = F + ad_xi^T I xi`` of simbench.dynamics.rigid_body (Michael
+    Bauer, "Rigid Body Dynamics on Lie Groups"), with v = [v; w] and the wrench [f; m]."""
+    from simbench.dynamics import rigid_body as rb
+    from simbench.spatial import quat_to_matrix
+
+    model = RobotModel.from_urdf_string(FREE_BODY).with_floating_base()
+    assert (model.nq, model.nv) == (7, 6)
+    I = model.link_spatial_inertia[0]
+    for _ in range(10):
+        q = model.random_configuration(rng)
+        v, a = rng.normal(size=6), rng.normal(size=6)
+        xi, xid = np.r_[v[3:], v[:3]], np.r_[a[3:], a[:3]]
+        g = np.eye(4)
+        g[:3, :3] = quat_to_matrix(q[3:7])
+        Fg = rb.gravity_wrench(g, model.total_mass, model.gravity, model.link_com[0])
+        F = I @ xid - rb.coad(xi, I @ xi) - Fg            # the wrench the body needs, (m, f)
+        assert rel_err(dyn.inverse_dynamics(model, q, v, a), np.r_[F[3:], F[:3]]) < 1e-13
+        acc = rb.acceleration(I, xi, Fg)
+        assert rel_err(dyn.forward_dynamics(model, q, v, np.zeros(6)), np.r_[acc[3:], acc[:3]]) < 1e-12
+
+
+def test_floating_robot_held_still_needs_its_weight():
+    """At rest, the base rows of g(q) are the robot's weight, upwards, in the base frame, and the
+    moment of that weight about the base origin (sum of m_i c_i)."""
+    from simbench.spatial import quat_to_matrix
+
+    model = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
+    for _ in range(5):
+        q = model.random_configuration(rng)
+        R = quat_to_matrix(q[3:7])
+        g = dyn.gravity_torques(model, q)
+        f_world = -model.total_mass * np.asarray(model.gravity)
+        assert rel_err(g[:3], R.T @ f_world) < 1e-13
+        c = dyn.center_of_mass(model, q) - q[:3]          # COM relative to the base, world
+        assert rel_err(g[3:6], R.T @ np.cross(c, f_world)) < 1e-12

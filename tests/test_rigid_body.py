@@ -1,5 +1,5 @@
-"""The free rigid body on SE(3) of seed 003: conservation laws, the intermediate-axis flip,
-Newton-Euler of the slides (seed 001, body as point masses), free fall, integrator orders."""
+"""The free rigid body on SE(3) of Michael Bauer, "Rigid Body Dynamics on Lie Groups": conservation laws, the intermediate-axis flip,
+Newton-Euler of the slides (the "AI Robotics" lecture slides, *Dynamics*, body as point masses), free fall, integrator orders."""
 import numpy as np
 import pytest
 
@@ -47,7 +47,7 @@ def test_intermediate_axis_flip():
 
 
 def test_newton_euler_of_the_slides_with_point_masses():
-    """Slides 17-18 of seed 001: a rigid body as point masses r_i (body frame, not at the COM):
+    """Slides 17-18 of the "AI Robotics" lecture slides, *Dynamics*: a rigid body as point masses r_i (body frame, not at the COM):
     f_i = m_i (v' + [w'] r_i + [w] v + [w]^2 r_i), wrench = sum ([r_i] f_i, f_i).
     Must equal I xi' - ad_xi^T I xi with I the spatial inertia of the same masses."""
     rng = np.random.default_rng(7)
@@ -84,7 +84,7 @@ def test_euler_equations_at_the_com():
 
 
 def test_free_fall_while_spinning():
-    """Gravity as post 003 handles it: (0, R^T m g). The COM follows p0 + u0 t + g t^2 / 2
+    """Gravity as Michael Bauer's post handles it: (0, R^T m g). The COM follows p0 + u0 t + g t^2 / 2
     whatever the rotation does; total energy is conserved."""
     I = rb.inertia_matrix(MASS, I_PRINCIPAL)
     g0 = se3_exp(np.array([0.2, -0.4, 0.1, 0.0, 0.0, 5.0]))

@@ -1,6 +1,6 @@
 """simbench.dynamics.symbolic: closed-form M, C, g with sympy, lambdify, C99 code.
 
-Oracles: the slide-12 formulas of seed 001 (symbolic equality), Pinocchio (rnea, crba,
+Oracles: the slide-12 formulas of the "AI Robotics" lecture slides, *Dynamics* (symbolic equality), Pinocchio (rnea, crba,
 computeCoriolisMatrix, computeGeneralizedGravity) and the numeric simbench.dynamics RNEA.
 """
 from __future__ import annotations
@@ -14,15 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sp = pytest.importorskip("sympy")
-pin = pytest.importorskip("pinocchio")
 
+from _dyn_helpers import require  # noqa: E402
 from simbench.errors import SimbenchError, ShapeError  # noqa: E402
 from simbench.model import RobotModel  # noqa: E402
 from simbench.paths import assets_dir  # noqa: E402
 from simbench.dynamics import symbolic  # noqa: E402
 from simbench.dynamics.symbolic import derive  # noqa: E402
 
+sp = require("sympy")
+pin = require("pinocchio")
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = assets_dir() / "urdf"
 PLANAR_2R = ASSETS / "planar_2r.urdf"

@@ -1,31 +1,57 @@
-"""simbench's own rigid-body dynamics (no PyBullet): RNEA, CRBA, forward dynamics, the
-Lagrangian formulation, integrators and a free rigid body on SE(3).
+"""simbench's own rigid-body dynamics (no PyBullet, no Pinocchio): RNEA, CRBA, forward dynamics,
+the Lagrangian formulation, integrators, the configuration manifold and a free rigid body.
 
-Every function takes a :class:`simbench.model.RobotModel` and numpy arrays whose leading
-dimensions broadcast; joint vectors are in ``model.joint_names`` order. Spatial vectors are
-[angular; linear]; Jacobians are world-aligned with rows [angular; linear].
+Conventions (Pinocchio's, so that users can move between the two), stated once here:
 
-Modules: :mod:`.rnea` (inverse dynamics), :mod:`.forward` (CRBA, forward dynamics, ``simulate``),
-:mod:`.kinematics` (poses, Jacobians, energies), :mod:`.lagrange` (the independent Lagrangian
-formulation), :mod:`.rigid_body` (a free body on SE(3)), :mod:`.kernels` (the numba loops).
+===================  ==============================================================================
+q (..., nq)          ``[x, y, z, qx, qy, qz, qw]`` of a floating base (position in the world,
+                     orientation as a unit quaternion), then the joints in ``model.joint_names``
+                     order (PyBullet's); a spherical joint is a unit quaternion (x, y, z, w)
+v, a (..., nv)       ``[vx, vy, vz, wx, wy, wz]`` of a floating base (linear then angular velocity,
+                     both in the base frame), then the joint rates; a spherical joint's entries
+                     are the child's angular velocity in the child frame
+tau (..., nv)        the base wrench ``[force; torque]`` in the base frame, then joint torques
+                     and forces; ``M`` (..., nv, nv) in the same order
+gravity              in the root frame (the world for a floating base); default ``model.gravity``
+Jacobians            world-aligned, rows ``[angular; linear]`` (Pinocchio's
+                     ``LOCAL_WORLD_ALIGNED`` with the row blocks swapped), columns as v
+spatial vectors      internally ``[angular; linear]`` (twist ``(w, v)``, wrench ``(m, f)``, the
+                     "AI Robotics" slides' order); only the public floating-base v and tau use
+                     Pinocchio's ``[linear; angular]``
+f_ext                link name -> wrench ``[torque, force]`` (..., 6), world frame, about the link
+                     origin
+===================  ==============================================================================
+
+Leading dimensions broadcast; every function takes the batch. Without a floating base and
+spherical joints, ``nq == nv == model.dof``.
+
+Modules: :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix), :mod:`.forward` (forward
+dynamics), :mod:`.integrators` (``simulate`` for any acceleration function), :mod:`.configuration`
+(``integrate``, ``difference``, ``normalize``), :mod:`.kinematics` (poses, Jacobians, energies),
+:mod:`.lagrange` (the independent Lagrangian formulation), :mod:`.rigid_body` (a free body on
+SE(3)), :mod:`.symbolic` (sympy), :mod:`.packing` (model -> kernel arrays), :mod:`.inputs`
+(arguments), :mod:`.kernels` (the numba loops), :mod:`.protocols` (plug-in points).
 """
-from .forward import METHODS, forward_dynamics, mass_matrix, simulate
+from ..model import GRAVITY
+from . import lagrange, rigid_body
+from .configuration import difference, integrate, normalize
+from .crba import mass_matrix
+from .forward import forward_dynamics
+from .integrators import METHODS, Trajectory, robot_acceleration, simulate, simulate_model, step
 from .kinematics import (center_of_mass, com_jacobian, forward_kinematics, kinetic_energy,
                          link_com_jacobians, link_jacobian, potential_energy)
-from ..model import GRAVITY
 from .rnea import bias_forces, gravity_torques, inverse_dynamics
-from . import lagrange, rigid_body  # noqa: E402  (submodules, for simbench.dynamics.lagrange...)
 
 
 def coriolis_matrix(model, q, qd):
     """``C(q, q')`` from the Christoffel symbols of ``M`` (so ``M' - 2C`` is skew-symmetric and
     ``C q' + g = bias_forces``); see :func:`simbench.dynamics.lagrange.coriolis_matrix`."""
-    from .lagrange import coriolis_matrix as _c
-
-    return _c(model, q, qd)
+    return lagrange.coriolis_matrix(model, q, qd)
 
 
 __all__ = ["GRAVITY", "METHODS", "inverse_dynamics", "mass_matrix", "bias_forces",
            "gravity_torques", "coriolis_matrix", "forward_dynamics", "forward_kinematics",
            "link_jacobian", "com_jacobian", "link_com_jacobians", "center_of_mass",
-           "kinetic_energy", "potential_energy", "simulate", "lagrange", "rigid_body"]
+           "kinetic_energy", "potential_energy", "simulate", "simulate_model", "step",
+           "robot_acceleration", "Trajectory", "integrate", "difference", "normalize",
+           "lagrange", "rigid_body"]

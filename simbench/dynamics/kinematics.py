@@ -1,10 +1,16 @@
 """Forward kinematics, geometric Jacobians, energies.
 
 Jacobians are geometric and world-aligned with rows ``[angular; linear]`` (the spatial ordering
-of :mod:`simbench.model`): ``[w; v_p] = J(q) q'`` where ``w`` is the link's angular velocity
-and ``v_p`` the velocity of the reference point (the link origin, or a given point fixed in the
-link), both in world coordinates. (Pinocchio's ``LOCAL_WORLD_ALIGNED`` Jacobian is the same
-matrix with the two 3-row blocks swapped: ``[linear; angular]``.)
+of :mod:`simbench.model`): ``[w; v_p] = J(q) v`` where ``w`` is the link's angular velocity and
+``v_p`` the velocity of the reference point (the link origin, or a given point fixed in the
+link), both in world coordinates; ``v`` is the velocity vector (..., nv). (Pinocchio's
+``LOCAL_WORLD_ALIGNED`` Jacobian is the same matrix with the two 3-row blocks swapped:
+``[linear; angular]``.)
+
+Each entry i of v moves the links after it about (or along) a world axis ``z_i`` through a world
+point ``o_i``: a revolute joint's axis, a spherical joint's or the base's angular velocity
+components (the child's axes), a prismatic joint's axis or the base's linear velocity
+components. The Jacobian column of a point p is then ``(z_i, z_i x (p - o_i))`` or ``(0, z_i)``.
 """
 from __future__ import annotations
 
@@ -16,82 +22,52 @@ import numpy as np
 from ..errors import ShapeError, lookup
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
-from .rnea import gravity_vector, joint_arrays, prepare
+from .inputs import gravity_vector, joint_arrays
+from .packing import kernel_model
 
 __all__ = ["forward_kinematics", "link_jacobian", "com_jacobian", "link_com_jacobians",
-           "center_of_mass", "kinetic_energy", "potential_energy"]
+           "center_of_mass", "kinetic_energy", "potential_energy", "velocity_axes_world"]
 
 
 def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
-    """World pose of every link, shape (..., nl, 4, 4), link order ``model.link_names``;
-    the root link is at the identity."""
-    d = prepare(model)
-    batch, (Q,) = joint_arrays(model, (q, "q"))
-    T = K.fk_batch(d.full_idata, d.full_fdata, Q)
+    """World pose of every link, shape (..., nl, 4, 4), link order ``model.link_names``; a fixed
+    root is at the identity, a floating root at the base pose of q."""
+    d = kernel_model(model)
+    batch, (Q,) = joint_arrays(model, (q, "q", "q"))
+    T = K.fk_rows(d.links.packed, Q)[:, d.link_offset:]
     return T.reshape(batch + (d.nl, 4, 4))
 
 
-def _structure(model: RobotModel) -> dict:
-    """Ancestor tables: ``anc[i, j]`` joint j (q index) moves link i; ``jlink[j]`` child link of
-    the joint with q index j; ``prism[j]``; ``before[j, k]``: joint k strictly precedes joint j
-    on the path from the root."""
-    s = model._cache.get("_kin")
-    if s is not None:
-        return s
-    d = prepare(model)
-    nl, dof = d.nl, d.dof
-    jlink = np.zeros(dof, dtype=int)
-    idata, fdata = d.full_idata, d.full_fdata
-    for k in range(1, nl):
-        if idata[k, 2] >= 0:
-            jlink[idata[k, 2]] = k
-    anc = np.zeros((nl, dof), dtype=bool)
-    for i in range(nl):
-        k = i
-        while k > 0:
-            if idata[k, 2] >= 0:
-                anc[i, idata[k, 2]] = True
-            k = idata[k, 0]
-    before = np.zeros((dof, dof), dtype=bool)
-    for j in range(dof):
-        before[j] = anc[idata[jlink[j], 0]]
-    prism = idata[jlink, 1] == K.PRISMATIC
-    s = dict(jlink=jlink, anc=anc, before=before, prism=prism,
-             axis=np.array(fdata[jlink, K.C_AX:K.C_AX + 3]))
-    model._cache["_kin"] = s
-    return s
-
-
-def _joint_world(model: RobotModel, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """World axis z_j and point o_j of every movable joint: (..., dof, 3) each."""
-    s = _structure(model)
-    Tj = T[..., s["jlink"], :, :]
-    z = np.einsum("...ij,...j->...i", Tj[..., :3, :3], s["axis"])
-    return z, Tj[..., :3, 3]
+def velocity_axes_world(model: RobotModel, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """World axis z (..., nv, 3), point o (..., nv, 3) and the translation flags (nv,) of every
+    entry of v (see the module docstring), from link poses T (..., nl, 4, 4)."""
+    link, axis, prism = kernel_model(model).velocity_axes
+    Tj = T[..., link, :, :]
+    z = np.einsum("...ij,...j->...i", Tj[..., :3, :3], axis)
+    return z, Tj[..., :3, 3], prism
 
 
 def _jacobian_at(model: RobotModel, T: np.ndarray, links: np.ndarray, points: np.ndarray
                  ) -> np.ndarray:
-    """Jacobians (..., len(links), 6, dof) of world points ``points`` (..., L, 3) fixed to links."""
-    s = _structure(model)
-    z, o = _joint_world(model, T)                               # (..., dof, 3)
-    mask = s["anc"][links][..., None]                           # (L, dof, 1)
-    r = points[..., :, None, :] - o[..., None, :, :]           # (..., L, dof, 3)
+    """Jacobians (..., len(links), 6, nv) of world points ``points`` (..., L, 3) fixed to links."""
+    z, o, prism = velocity_axes_world(model, T)                 # (..., nv, 3)
+    mask = kernel_model(model).ancestors[links][..., None]      # (L, nv, 1)
+    r = points[..., :, None, :] - o[..., None, :, :]           # (..., L, nv, 3)
     zz = np.broadcast_to(z[..., None, :, :], r.shape)
-    prism = s["prism"][:, None]
-    lin = np.where(prism, zz, np.cross(zz, r)) * mask
-    ang = np.where(prism, 0.0, zz) * mask
+    p = prism[:, None]
+    lin = np.where(p, zz, np.cross(zz, r)) * mask
+    ang = np.where(p, 0.0, zz) * mask
     return np.concatenate([np.swapaxes(ang, -1, -2), np.swapaxes(lin, -1, -2)], axis=-2)
 
 
 def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] | None = None
                   ) -> np.ndarray:
-    """Geometric Jacobian (..., 6, dof) of ``link``, world-aligned, rows [angular; linear].
+    """Geometric Jacobian (..., 6, nv) of ``link``, world-aligned, rows [angular; linear].
 
     The linear rows give the world velocity of the link origin, or of ``point`` (link frame)
     when given.
     """
-    d = prepare(model)
+    d = kernel_model(model)
     k = lookup(d.link_index, link, "link", model.name)
     T = forward_kinematics(model, q)
     Tk = T[..., k, :, :]
@@ -106,31 +82,33 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
     return _jacobian_at(model, T, np.array([k]), p[..., None, :])[..., 0, :, :]
 
 
+def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
+    return np.einsum("...ij,...j->...i", T[..., :3, :3], model.link_com) + T[..., :3, 3]
+
+
 def link_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    """World poses (..., nl, 4, 4) and the Jacobians (..., nl, 6, dof) of every link's COM."""
+    """World poses (..., nl, 4, 4) and the Jacobians (..., nl, 6, nv) of every link's COM."""
     T = forward_kinematics(model, q)
-    c = np.einsum("...ij,...j->...i", T[..., :3, :3], model.link_com) + T[..., :3, 3]
-    return T, _jacobian_at(model, T, np.arange(model.nlinks), c)
+    return T, _jacobian_at(model, T, np.arange(model.nlinks), _coms(model, T))
 
 
 def center_of_mass(model: RobotModel, q: Any) -> np.ndarray:
     """World position of the robot's centre of mass, (..., 3)."""
-    T = forward_kinematics(model, q)
-    c = np.einsum("...ij,...j->...i", T[..., :3, :3], model.link_com) + T[..., :3, 3]
+    c = _coms(model, forward_kinematics(model, q))
     return np.einsum("i,...ij->...j", model.link_mass, c) / model.total_mass
 
 
 def com_jacobian(model: RobotModel, q: Any) -> np.ndarray:
-    """Jacobian (..., 3, dof) of the robot's centre of mass: ``sum_i m_i Jv_i / sum_i m_i``."""
+    """Jacobian (..., 3, nv) of the robot's centre of mass: ``sum_i m_i Jv_i / sum_i m_i``."""
     _, J = link_com_jacobians(model, q)
     return np.einsum("i,...ijk->...jk", model.link_mass, J[..., 3:, :]) / model.total_mass
 
 
 def kinetic_energy(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
-    """``K = 1/2 q'^T M(q) q'``, shape (...)."""
-    from .forward import mass_matrix
+    """``K = 1/2 v^T M(q) v``, shape (...)."""
+    from .crba import mass_matrix
 
-    qd = as_joint_array(model, qd, "qd")
+    qd = as_joint_array(model, qd, "qd", "v")
     M = mass_matrix(model, q)
     return 0.5 * np.einsum("...i,...ij,...j->...", qd, M, qd)
 
@@ -139,6 +117,5 @@ def potential_energy(model: RobotModel, q: Any, *, gravity: Sequence[float] | No
                      ) -> np.ndarray:
     """``P = -sum_i m_i g . c_i(q)`` (zero at the world origin), shape (...)."""
     g = np.array(gravity_vector(model, gravity))
-    T = forward_kinematics(model, q)
-    c = np.einsum("...ij,...j->...i", T[..., :3, :3], model.link_com) + T[..., :3, 3]
+    c = _coms(model, forward_kinematics(model, q))
     return -np.einsum("i,...ij,j->...", model.link_mass, c, g)

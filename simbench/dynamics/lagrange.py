@@ -10,7 +10,9 @@
 * ``g = dP/dq = -sum_i m_i Jv_i^T g_vec``;
 * ``tau = M q'' + C q' + g``.
 
-Plain numpy, batched over leading dimensions; slower than the RNEA kernels.
+Plain numpy, batched over leading dimensions; slower than the RNEA kernels. The formulation
+needs minimal coordinates (q' = v): a floating base or spherical joints (quaternions in q) are
+refused with a clear error; use the RNEA there.
 """
 from __future__ import annotations
 
@@ -19,15 +21,31 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SimbenchError
 from ..model import RobotModel, as_joint_array
-from .kinematics import _joint_world, _structure, link_com_jacobians
-from .rnea import gravity_vector
+from .inputs import gravity_vector
+from .kinematics import link_com_jacobians, velocity_axes_world
+from .packing import kernel_model
 
 __all__ = ["mass_matrix", "mass_matrix_derivative", "christoffel_symbols", "coriolis_matrix",
            "gravity_torques", "inverse_dynamics", "dynamics_terms"]
 
 
+def _structure(model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
+    """``anc[i, j]``: joint j moves link i; ``before[j, k]``: joint k strictly precedes joint j
+    on the path from the root."""
+    if model.floating_base or model.nq != model.nv:
+        raise SimbenchError(f"{model.name}: the Lagrangian path needs minimal coordinates (q' = v); "
+                            f"a floating base or spherical joints put quaternions in q. Use "
+                            f"simbench.dynamics.inverse_dynamics / mass_matrix (the RNEA and CRBA)")
+    d = kernel_model(model)
+    link = d.velocity_axes[0]
+    before = d.ancestors[np.asarray(model.link_parent)[link]] if model.nv else np.zeros((0, 0), bool)
+    return d.ancestors, before
+
+
 def _parts(model: RobotModel, q: Any) -> dict:
+    _structure(model)
     q = as_joint_array(model, q, "q")
     T, J = link_com_jacobians(model, q)            # (..., nl, 4, 4), (..., nl, 6, dof)
     R = T[..., :3, :3]
@@ -50,9 +68,8 @@ def _mass(model: RobotModel, p: dict) -> np.ndarray:
 
 def _dM(model: RobotModel, p: dict) -> np.ndarray:
     """``dM[..., k, i, j] = dM_ij / dq_k`` (analytic)."""
-    s = _structure(model)
-    z, o = _joint_world(model, p["T"])              # (..., n, 3)
-    anc, before, prism = s["anc"], s["before"], s["prism"]   # (nl, n), (n(j), n(k)), (n,)
+    anc, before = _structure(model)                 # (nl, n), (n(j), n(k))
+    z, o, prism = velocity_axes_world(model, p["T"])   # (..., n, 3), (n,)
     c = p["c"]                                       # (..., nl, 3)
     Jv, Jw, A = p["Jv"], p["Jw"], p["A"]
     nl, n = anc.shape
@@ -117,7 +134,7 @@ def _gamma(dM: np.ndarray) -> np.ndarray:
 def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
     """``C_ij = sum_k Gamma_ijk q'_k``: ``C q'`` is the velocity product term and
     ``M' - 2C`` is skew-symmetric. Shape (..., dof, dof)."""
-    qd = as_joint_array(model, qd, "qd")
+    qd = as_joint_array(model, qd, "qd", "v")
     return np.einsum("...ijk,...k->...ij", christoffel_symbols(model, q), qd)
 
 

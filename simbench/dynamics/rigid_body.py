@@ -1,4 +1,4 @@
-"""A free rigid body on SE(3) (seed 003, "Rigid Body Dynamics on Lie Groups").
+"""A free rigid body on SE(3) (Michael Bauer, "Rigid Body Dynamics on Lie Groups").
 
 State: pose ``g`` in SE(3) (body -> world, 4x4) and body twist ``xi = (w, v)`` in se(3)
 (angular, linear velocity in body coordinates), ``g' = g xi^``. With the spatial inertia
@@ -7,7 +7,7 @@ State: pose ``g`` in SE(3) (body -> world, 4x4) and body twist ``xi = (w, v)`` i
     I xi' = F + ad_xi^T I xi
 
 (Euler's equations and Newton's second law in one). Gravity, for a body frame at the centre
-of mass, is the body wrench ``(0, R^T m g_vec)`` (seed 003). Two integrators:
+of mass, is the body wrench ``(0, R^T m g_vec)`` (Michael Bauer). Two integrators:
 
 * ``"euler"``: Lie-group forward Euler, ``g <- g exp(dt xi)``, ``xi <- xi + dt xi'``;
 * ``"rk4"``: Runge-Kutta-Munthe-Kaas of order 4: ``g = g_k exp(u)``,
@@ -38,7 +38,7 @@ def inertia_matrix(mass: float, inertia: Sequence[float] | np.ndarray,
     """6x6 spatial inertia about the body frame origin, [angular; linear].
 
     ``inertia``: principal moments (3,) or a 3x3 tensor about the COM (body axes);
-    ``com``: the COM in body coordinates (zero in seed 003's choice of frame).
+    ``com``: the COM in body coordinates (zero in Michael Bauer's choice of frame).
     """
     from ..model import spatial_inertia
 
@@ -65,7 +65,7 @@ def acceleration(I: np.ndarray, xi: np.ndarray, F: np.ndarray | None = None) -> 
 def gravity_wrench(g: np.ndarray, mass: float, gravity: Sequence[float] = GRAVITY,
                    com: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
     """Body wrench of gravity: ``(c x R^T m g_vec, R^T m g_vec)``; ``(0, R^T m g_vec)`` for a
-    frame at the centre of mass (seed 003)."""
+    frame at the centre of mass (Michael Bauer)."""
     g = np.asarray(g, dtype=float)
     f = mass * np.einsum("...ji,j->...i", g[..., :3, :3], np.asarray(gravity, dtype=float))
     return np.concatenate([np.cross(np.asarray(com, dtype=float), f), f], axis=-1)

@@ -1,12 +1,13 @@
 """Closed-form equations of motion with sympy: M(q), C(q, q'), g(q) of a serial chain.
 
-``tau = M(q) q'' + C(q, q') q' + g(q)`` (seed 000, seed 004), derived from the same
+``tau = M(q) q'' + C(q, q') q' + g(q)`` (Ankur Handa,
+"Understanding Physics Engines"; Adam Heins, "Lagrangian dynamics of a planar mobile manipulator"), derived from the same
 :class:`~simbench.model.RobotModel` as the numeric code:
 
 * each moving body (a movable joint's child link with every link fixed to it merged in)
   gets its world pose ``T_i(q)`` as a product of the joint origins and joint motions;
 * ``M = sum_i m_i Jv_i^T Jv_i + Jw_i^T R_i I_i R_i^T Jw_i`` with the geometric Jacobians
-  of the body centres of mass (slides 001, seed 004);
+  of the body centres of mass (the "AI Robotics" slides; Adam Heins's post);
 * Christoffel symbols ``Gamma_ijk = 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i)`` and
   ``C_ij = sum_k Gamma_ijk q'_k``, so ``M' - 2C`` is skew-symmetric;
 * ``g = dP/dq`` with ``P = -sum_i m_i gravity . p_ci``.
@@ -71,6 +72,10 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
     ``mass``, ``com`` (body frame), ``inertia`` (about the COM, body axes).
     """
     codes = model.joint_type_code
+    if model.floating_base:
+        raise SimbenchError(f"{model.name}: symbolic derivation needs a fixed base (minimal "
+                            f"coordinates); a floating base puts a quaternion in q. Use "
+                            f"simbench.dynamics.inverse_dynamics / mass_matrix for it")
     if np.any(codes == SPHERICAL):
         bad = [model.joint_all_names[j] for j in np.flatnonzero(codes == SPHERICAL)]
         raise SimbenchError(f"{model.name}: symbolic derivation handles revolute, continuous and "

@@ -1,4 +1,5 @@
-"""Bad input to simbench.dynamics: clear errors that name the value and what was expected."""
+"""simbench.dynamics.inputs: bad input gets one clear error naming the value, what was expected
+and the order of the entries (oracle: the expected message)."""
 import numpy as np
 import pytest
 
@@ -69,44 +70,14 @@ def test_dict_configuration_accepted():
     assert np.allclose(dyn.gravity_torques(MODEL, q), dyn.gravity_torques(MODEL, 0.1 * np.arange(7)))
 
 
-def test_spherical_joints_refused():
+def test_spherical_joint_q_length_names_quaternion_entries():
+    """A spherical joint takes four q entries (a quaternion) and three v entries."""
     model = RobotModel.from_urdf("pybullet_data:humanoid/humanoid.urdf")
-    with pytest.raises(SimbenchError, match="spherical"):
-        dyn.inverse_dynamics(model, np.zeros(model.dof), np.zeros(model.dof), np.zeros(model.dof))
-
-
-def test_singular_mass_matrix():
-    """A massless moving leaf link: M is singular, forward dynamics says so."""
-    model = RobotModel.from_urdf(asset("planar_2r.urdf")).with_link_inertial("link2", mass=0.0)
-    with pytest.raises(SimbenchError, match="singular.*link2"):
-        dyn.forward_dynamics(model, np.zeros(2), np.zeros(2), np.zeros(2))
-    with pytest.raises(SimbenchError, match="singular"):
-        dyn.forward_dynamics(model, np.zeros((3, 2)), np.zeros(2), np.zeros(2))
-
-
-def test_simulate_errors():
-    m = RobotModel.from_urdf(asset("planar_2r.urdf"))
-    with pytest.raises(SimbenchError, match="rk4"):
-        dyn.simulate(m, np.zeros(2), np.zeros(2), None, 0.01, 3, method="midpoint")
-    with pytest.raises(SimbenchError, match="dt"):
-        dyn.simulate(m, np.zeros(2), np.zeros(2), None, -0.01, 3)
-    with pytest.raises(ShapeError, match=r"controller returned shape \(3,\)"):
-        dyn.simulate(m, np.zeros(2), np.zeros(2), lambda t, q, qd: np.zeros(3), 0.01, 3)
-    with pytest.raises(ShapeError, match=r"\(2,\)"):
-        dyn.simulate(m, np.zeros((2, 2)), np.zeros(2), None, 0.01, 3)
-    with pytest.raises(SimbenchError, match="diverged"):
-        dyn.simulate(m, np.zeros(2), np.zeros(2), lambda t, q, qd: np.array([1e200, -1e200]), 1.0, 5,
-                     method="euler")
-
-
-def test_dynamics_does_not_import_pybullet():
-    import subprocess
-    import sys
-
-    code = ("import sys, simbench.dynamics, simbench.dynamics.lagrange, simbench.dynamics.rigid_body, "
-            "simbench.spatial, simbench.bench_dynamics; "
-            "assert 'pybullet' not in sys.modules and 'pinocchio' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    assert (model.nq, model.nv) == (36, 28)
+    with pytest.raises(ShapeError, match=r"expected \(\.\.\., 36\).*'chest\[qx\]'"):
+        dyn.inverse_dynamics(model, np.zeros(model.nv), np.zeros(model.nv), np.zeros(model.nv))
+    with pytest.raises(ShapeError, match=r"qd has shape \(36,\); expected \(\.\.\., 28\).*'chest\[wx\]'"):
+        dyn.inverse_dynamics(model, model.neutral(), np.zeros(model.nq), np.zeros(model.nv))
 
 
 def test_zero_dof_robot_gives_empty_results():
@@ -116,3 +87,25 @@ def test_zero_dof_robot_gives_empty_results():
     assert dyn.mass_matrix(m, np.zeros((4, 0))).shape == (4, 0, 0)
     assert dyn.forward_dynamics(m, np.zeros((3, 0)), z, z).shape == (3, 0)
     assert dyn.forward_kinematics(m, z).shape == (1, 4, 4)
+
+
+def test_floating_base_shapes_and_names():
+    model = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
+    assert (model.nq, model.nv, len(model.joint_names)) == (19, 18, 12)
+    with pytest.raises(ShapeError, match=r"q has shape \(12,\); expected \(\.\.\., 19\).*'base_x'"):
+        dyn.inverse_dynamics(model, np.zeros(12), np.zeros(18), np.zeros(18))
+    with pytest.raises(ShapeError, match=r"give an array of 19 values"):
+        dyn.mass_matrix(model, {n: 0.0 for n in model.joint_names})
+
+
+@pytest.mark.parametrize("jtype", ["floating", "planar"])
+def test_floating_and_planar_joints_in_the_tree_are_refused_clearly(jtype):
+    from simbench.errors import URDFError
+
+    xml = f"""<robot name="r"><link name="a"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"
+      ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><mass value="1"/><inertia
+      ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="j" type="{jtype}"><parent link="a"/><child link="b"/></joint></robot>"""
+    with pytest.raises(URDFError, match=f"joint 'j' has type '{jtype}'.*" +
+                       ("floating_base=True" if jtype == "floating" else "two prismatic joints")):
+        RobotModel.from_urdf_string(xml)

@@ -1,0 +1,152 @@
+"""Arguments of the dynamics functions: the fast-path test, validation with clear errors, and
+the conversions of the general path.
+
+The fast path (:func:`fast3` / :func:`fast1`) is decided by one test before the call: every joint
+array is a float64 ``numpy.ndarray`` with the same number of dimensions (1: one configuration;
+2: a small batch run serially). Lengths and finiteness are then checked inside the compiled entry,
+which returns a status; anything else (lists, other dtypes, broadcasting, large batches, external
+wrenches, another gravity) takes the general path, which converts once and raises the clear
+error for bad input (:func:`simbench.model.as_joint_array`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeError, lookup
+from ..model import RobotModel, as_joint_array
+from .packing import KernelModel
+
+__all__ = ["F4", "F8", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
+           "fext_array", "joint_arrays", "joint_losses", "same_gravity", "general_args"]
+
+F8 = np.dtype(np.float64)
+F4 = np.dtype(np.float32)
+ND = np.ndarray
+#: batches up to this many rows run serially in the calling thread (no threads to start)
+SERIAL_ROWS = 32
+
+
+def fast3(a: Any, b: Any, c: Any) -> int:
+    """1 or 2 when a, b, c are float64 arrays of that many dimensions (one configuration / a
+    small batch) that the compiled entries take as they are; 0 otherwise."""
+    if a.__class__ is ND and b.__class__ is ND and c.__class__ is ND and \
+            a.dtype is F8 and b.dtype is F8 and c.dtype is F8:
+        nd = a.ndim
+        if nd == b.ndim == c.ndim and (nd == 1 or (nd == 2 and a.shape[0] <= SERIAL_ROWS)):
+            return nd
+    return 0
+
+
+def fast1(a: Any) -> int:
+    """:func:`fast3` for one array."""
+    if a.__class__ is ND and a.dtype is F8:
+        nd = a.ndim
+        if nd == 1 or (nd == 2 and a.shape[0] <= SERIAL_ROWS):
+            return nd
+    return 0
+
+
+_SEQUENCES = (list, tuple, ND)
+
+
+def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
+    """Three 1-D sequences (lists, tuples, arrays of another dtype) as float64 arrays, for the
+    fast path; (None, None, None) when they are anything else (mappings, nested lists, text),
+    which the general path then checks and explains."""
+    if a.__class__ in _SEQUENCES and b.__class__ in _SEQUENCES and c.__class__ in _SEQUENCES:
+        try:
+            x, y, z = np.asarray(a, F8), np.asarray(b, F8), np.asarray(c, F8)
+        except (TypeError, ValueError):      # not numbers: the general path says what is wrong
+            return None, None, None
+        if x.ndim == 1 and y.ndim == 1 and z.ndim == 1:
+            return x, y, z
+    return None, None, None
+
+
+def same_gravity(d: KernelModel, gravity: Any) -> bool:
+    """``gravity`` is None or a tuple equal to the model's (the fast path's gravity)."""
+    return gravity is None or (gravity.__class__ is tuple and gravity == d.gravity)
+
+
+def gravity_vector(model: RobotModel, gravity: Sequence[float] | None) -> tuple[float, float, float]:
+    """``gravity`` as three floats; ``None`` means the model's own (``model.gravity``)."""
+    g = np.asarray(model.gravity if gravity is None else gravity, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, root frame), got {gravity!r}")
+    return float(g[0]), float(g[1]), float(g[2])
+
+
+def joint_arrays(model: RobotModel, *named: tuple[Any, str, str]) -> tuple[tuple, list[np.ndarray]]:
+    """Validate ``(value, name, space)`` triples (space "q": (..., nq), "v": (..., nv)) and
+    broadcast their batch dimensions; returns the batch shape and C-contiguous (N, size) arrays."""
+    arrs = [as_joint_array(model, v, n, s) for v, n, s in named]
+    try:
+        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
+    except ValueError:
+        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
+            f"{n} {a.shape}" for a, (_, n, _) in zip(arrs, named)) +
+            f"; q must be (..., {model.nq}) and velocities (..., {model.nv})") from None
+    rows = int(np.prod(batch, dtype=np.int64))
+    flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(rows, a.shape[-1]),
+                                 dtype=float) for a in arrs]
+    return batch, flat
+
+
+def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | None,
+               batch: tuple) -> tuple[np.ndarray, bool]:
+    """``f_ext`` (link name -> (..., 6) wrench [torque, force], world frame, about the link
+    origin) as (Nf, nb, 6) over the bodies of the link tree, Nf = 1 or prod(batch); a (1, 1, 6)
+    placeholder and False without external wrenches."""
+    if f_ext is None or len(f_ext) == 0:
+        return np.zeros((1, 1, 6)), False
+    if not isinstance(f_ext, Mapping):
+        raise ShapeError(f"f_ext must be a dict link name -> 6-vector [torque, force] (world frame, "
+                         f"about the link origin), got {type(f_ext).__name__}")
+    nb = d.links.idata.shape[0]
+    items = []
+    fb: tuple = ()
+    for name, w in f_ext.items():
+        k = lookup(d.link_index, name, "link", model.name) + d.link_offset
+        arr = np.asarray(w, dtype=float)
+        if arr.ndim == 0 or arr.shape[-1] != 6:
+            raise ShapeError(f"f_ext[{name!r}] has shape {arr.shape}; expected (..., 6) = "
+                             f"[torque (3), force (3)] in the world frame about the link origin")
+        if not np.all(np.isfinite(arr)):
+            raise ShapeError(f"f_ext[{name!r}] holds a non-finite value: {arr}")
+        try:
+            np.broadcast_shapes(arr.shape[:-1], batch)
+            fb = np.broadcast_shapes(fb, arr.shape[:-1])
+        except ValueError:
+            raise ShapeError(f"f_ext[{name!r}] has batch shape {arr.shape[:-1]}, which does not "
+                             f"broadcast with the joint arrays' batch shape {batch}") from None
+        items.append((k, arr))
+    shape = (1,) if fb == () else batch
+    out = np.zeros(shape + (nb, 6))
+    for k, arr in items:
+        out[..., k, :] += arr
+    return np.ascontiguousarray(out.reshape((-1, nb, 6))), True
+
+
+def general_args(model: RobotModel, d: KernelModel, q: Any, qd: Any, x: Any, x_name: str,
+                 gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None) -> tuple:
+    """The general path's arguments: (batch shape, Q, QD, X as (N, size) float64 arrays,
+    gravity (3 floats), external wrenches (Nf, nb, 6), whether there are any, and the tree to
+    use: the link tree with external wrenches (they act on links), else the dynamics tree)."""
+    batch, (Q, QD, X) = joint_arrays(model, (q, "q", "q"), (qd, "qd", "v"), (x, x_name, "v"))
+    gx, gy, gz = gravity_vector(model, gravity)
+    F, has = fext_array(model, d, f_ext, batch)
+    return batch, Q, QD, X, (gx, gy, gz), F, has, (d.links if has else d.bodies)
+
+
+def joint_losses(d: KernelModel, qd: np.ndarray, damping: bool, friction: bool) -> np.ndarray:
+    """``D q'`` (viscous damping) plus ``f_c sign(q')`` (Coulomb friction) per velocity entry:
+    the ``d_ii q'_i`` term of Ankur Handa, "Understanding Physics Engines"."""
+    out = np.zeros(np.shape(qd))
+    if damping:
+        out = out + d.damping * qd
+    if friction:
+        out = out + d.friction * np.sign(qd)
+    return out

@@ -1,0 +1,204 @@
+"""Integrators for any acceleration function ``qdd = accel(t, q, qd)``
+(:class:`simbench.dynamics.protocols.AccelerationFunction`), and the robot convenience on top.
+
+One argument order for every integrator of simbench, here and in :mod:`.rigid_body`: the state,
+then ``dt``, then ``t`` (``step(accel, q, qd, dt, t)``, ``rigid_body.step(g, xi, I, dt, t)``).
+
+* ``euler`` (the "AI Robotics" lecture slides, *Dynamics*): ``q += dt q'``, ``q' += dt q''``
+  (both from the old state);
+* ``semi_implicit``: ``q' += dt q''`` then ``q += dt q'`` (the new velocity);
+* ``rk4``: classical Runge-Kutta on ``(q, q')``; on a configuration manifold (a floating base,
+  spherical joints) the Runge-Kutta-Munthe-Kaas form: stages at ``q (+) u`` with the
+  increments corrected by ``dexp^-1`` (Michael Bauer, "Rigid Body Dynamics on Lie Groups").
+
+On a vector space pass nothing more; on a manifold pass ``integrate(q, u)`` (q moved by the
+tangent increment u) and ``dexp_inv(u, v)`` (:func:`simulate_model` does it for a robot).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import ShapeError, SimbenchError
+from ..model import RobotModel, as_joint_array
+from .configuration import integrate as _integrate, tangent_dexp_inv
+from .forward import Overflow, forward_dynamics
+from .protocols import AccelerationFunction
+
+__all__ = ["METHODS", "Trajectory", "step", "simulate", "simulate_model", "robot_acceleration"]
+
+METHODS = ("euler", "semi_implicit", "rk4")
+Controller = Callable[[float, np.ndarray, np.ndarray], Any]
+Integrate = Callable[[np.ndarray, np.ndarray], np.ndarray]
+DexpInv = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class Trajectory(NamedTuple):
+    """``t`` (steps+1,), ``q`` (steps+1, nq), ``qd`` (steps+1, nv); ``tau`` (steps+1, nv): the
+    controller's output at each ``t`` (:func:`simulate_model`), None for a bare acceleration."""
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray | None
+
+
+def _vector_add(q: np.ndarray, u: np.ndarray) -> np.ndarray:
+    return q + u
+
+
+def _identity(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return v
+
+
+def step(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, t: float = 0.0,
+         method: str = "rk4", *, integrate: Integrate | None = None,
+         dexp_inv: DexpInv | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One step of ``method`` from ``(q, qd)`` at time t; returns the new ``(q, qd)``."""
+    add = integrate or _vector_add
+    if method == "euler":
+        a = accel(t, q, qd)
+        return add(q, dt * qd), qd + dt * a
+    if method == "semi_implicit":
+        v = qd + dt * accel(t, q, qd)
+        return add(q, dt * v), v
+    if method == "rk4":
+        dinv = dexp_inv or _identity
+        K1, A1 = qd, accel(t, q, qd)
+        u2, v2 = 0.5 * dt * K1, qd + 0.5 * dt * A1
+        K2 = dinv(u2, v2)
+        A2 = accel(t + 0.5 * dt, add(q, u2), v2)
+        u3, v3 = 0.5 * dt * K2, qd + 0.5 * dt * A2
+        K3 = dinv(u3, v3)
+        A3 = accel(t + 0.5 * dt, add(q, u3), v3)
+        u4, v4 = dt * K3, qd + dt * A3
+        K4 = dinv(u4, v4)
+        A4 = accel(t + dt, add(q, u4), v4)
+        return (add(q, dt / 6 * (K1 + 2 * K2 + 2 * K3 + K4)),
+                qd + dt / 6 * (A1 + 2 * A2 + 2 * A3 + A4))
+    raise SimbenchError(f"unknown integration method {method!r}; expected one of {list(METHODS)}")
+
+
+def _check_run(method: str, dt: float, steps: int) -> int:
+    if method not in METHODS:
+        raise SimbenchError(f"unknown integration method {method!r}; expected one of {list(METHODS)}")
+    if not (np.isfinite(dt) and dt > 0):
+        raise SimbenchError(f"dt must be a positive number of seconds, got {dt!r}")
+    if int(steps) != steps or steps < 0:
+        raise SimbenchError(f"steps must be a non-negative integer, got {steps!r}")
+    return int(steps)
+
+
+def simulate(accel: Any, q0: Any, qd0: Any, dt: Any, steps: Any, *args: Any,
+             method: str = "rk4", integrate: Integrate | None = None,
+             dexp_inv: DexpInv | None = None, **kw: Any) -> Trajectory:
+    """Integrate ``qdd = accel(t, q, qd)`` from ``(q0, qd0)`` for ``steps`` steps of ``dt``;
+    returns a :class:`Trajectory` (``tau`` None).
+
+    The robot form of earlier versions, ``simulate(model, q0, qd0, controller, dt, steps,
+    method)``, still works: a :class:`RobotModel` first argument goes to :func:`simulate_model`.
+    """
+    if isinstance(accel, RobotModel):
+        if "controller" in kw:
+            controller = kw.pop("controller")
+        else:
+            controller, dt, steps, args = dt, steps, (args[0] if args else kw.pop("steps")), args[1:]
+        if args:
+            method = args[0]
+        return simulate_model(accel, q0, qd0, dt, steps, controller, method=method, **kw)
+    if args or kw:
+        raise TypeError(f"simulate(accel, q0, qd0, dt, steps, *, method, integrate, dexp_inv) got "
+                        f"unexpected arguments {args or ''} {list(kw) or ''}")
+    steps = _check_run(method, dt, steps)
+    t, Q, QD = _run(accel, np.array(q0, dtype=float), np.array(qd0, dtype=float), dt, steps,
+                    method, integrate, dexp_inv, None)
+    return Trajectory(t, Q, QD, None)
+
+
+def _run(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, steps: int,
+         method: str, integrate: Integrate | None, dexp_inv: DexpInv | None,
+         before: Callable[[int, float, np.ndarray, np.ndarray], None] | None
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The step loop: ``before(k, t_k, q_k, qd_k)`` runs before step k."""
+    t = np.arange(steps + 1) * dt
+    Q = np.empty((steps + 1,) + q.shape)
+    QD = np.empty((steps + 1,) + qd.shape)
+    Q[0], QD[0] = q, qd
+    for k in range(steps):
+        if before is not None:
+            before(k, float(t[k]), q, qd)
+        try:
+            q, qd = step(accel, q, qd, dt, float(t[k]), method, integrate=integrate, dexp_inv=dexp_inv)
+        except Overflow:
+            q = np.full(q.shape, np.nan)
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            raise SimbenchError(f"the simulation diverged at step {k + 1} (t = {t[k + 1]:.6g} s); "
+                                f"try a smaller dt" + ("" if method == "rk4" else " or method='rk4'"))
+        Q[k + 1], QD[k + 1] = q, qd
+    return t, Q, QD
+
+
+def robot_acceleration(model: RobotModel, controller: Controller | None = None, *,
+                       gravity: Sequence[float] | None = None, damping: bool = False,
+                       friction: bool = False) -> AccelerationFunction:
+    """``accel(t, q, qd) = forward_dynamics(model, q, qd, controller(t, q, qd))`` (zero torque
+    without a controller)."""
+    nv = model.nv
+
+    def torques(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        if controller is None:
+            return np.zeros(nv)
+        out = np.asarray(controller(t, q, qd), dtype=float)
+        if out.shape != (nv,):
+            raise ShapeError(f"the controller returned shape {out.shape}; expected ({nv},) "
+                             f"generalised forces in the order {list(model.v_labels)}")
+        return np.ascontiguousarray(out)
+
+    def accel(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return forward_dynamics(model, q, qd, torques(t, q, qd), gravity=gravity, damping=damping,
+                                friction=friction)
+
+    accel.torques = torques  # type: ignore[attr-defined]
+    return accel
+
+
+def simulate_model(model: RobotModel, q0: Any, qd0: Any, dt: float, steps: int,
+                   controller: Controller | None = None, *, method: str = "rk4",
+                   gravity: Sequence[float] | None = None, damping: bool = False,
+                   friction: bool = False) -> Trajectory:
+    """The robot under ``controller(t, q, qd) -> tau`` (nv,) (None: zero torque), from
+    ``(q0, qd0)``; ``tau[k]`` is the controller's output at ``t[k]``. A floating base and
+    spherical joints are integrated on their manifold (:mod:`.configuration`)."""
+    steps = _check_run(method, dt, steps)
+    q = np.ascontiguousarray(as_joint_array(model, q0, "q0"))
+    qd = np.ascontiguousarray(as_joint_array(model, qd0, "qd0", "v"))
+    if q.shape != (model.nq,) or qd.shape != (model.nv,):
+        raise ShapeError(f"q0 and qd0 must have shape ({model.nq},) and ({model.nv},) (entries "
+                         f"{list(model.q_labels)}); got {q.shape} and {qd.shape}")
+    base = robot_acceleration(model, controller, gravity=gravity, damping=damping, friction=friction)
+    torques = base.torques  # type: ignore[attr-defined]
+    memo: dict[str, Any] = {}
+
+    def accel(t: float, qq: np.ndarray, vv: np.ndarray) -> np.ndarray:
+        if not (np.isfinite(qq).all() and np.isfinite(vv).all()):
+            return np.full(model.nv, np.nan)    # a stage diverged: the step loop says so
+        # the first stage of each step is (t_k, q_k, qd_k): reuse the recorded controller output
+        tau = memo["tau"] if qq is memo.get("q") and t == memo.get("t") else torques(t, qq, vv)
+        return forward_dynamics(model, qq, vv, tau, gravity=gravity, damping=damping, friction=friction)
+
+    manifold = model.nq != model.nv or model.floating_base
+    def add(qq: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return _integrate(model, qq, u) if np.isfinite(u).all() else np.full(model.nq, np.nan)
+
+    dinv = (lambda u, v: tangent_dexp_inv(model, u, v)) if manifold else None
+    TAU = np.empty((steps + 1, model.nv))
+
+    def record(k: int, t: float, qq: np.ndarray, vv: np.ndarray) -> None:
+        memo.update(t=t, q=qq, tau=torques(t, qq, vv))
+        TAU[k] = memo["tau"]
+
+    t, Q, QD = _run(accel, q, qd, dt, steps, method, add if manifold else None, dinv, record)
+    TAU[steps] = torques(float(t[steps]), Q[steps], QD[steps])
+    return Trajectory(t, Q, QD, TAU)

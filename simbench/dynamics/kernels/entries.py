@@ -1,0 +1,179 @@
+"""Entry points called from Python, with explicit signatures (compiled at first call, cached).
+
+Joint arrays enter as read-only, any-stride float64 arrays (``ARR1``/``ARR2``): a writable or a
+read-only array (as :class:`~simbench.model.RobotModel` returns), contiguous or not, all match one
+compiled signature. Every entry writes into ``out`` (allocated by the caller: cheaper than
+returning a new array) and returns a status instead of raising:
+
+* ``OK`` (0); ``BAD_SHAPE`` (1): a length differs from nq / nv; ``NOT_FINITE`` (2): an input
+  holds nan or inf. The Python caller then raises the clear error (:mod:`..inputs`).
+
+Every entry takes a tree as one flat array (:mod:`.tree`). ``*_fast`` use the model's gravity
+and no external wrench; the ``*_rows`` entries take gravity and external wrenches (``fext``
+(N or 1, nb, 6)).
+``*_fast_rows`` and ``*_rows`` loop over rows serially (small batches: no threads to start).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import entry, jit
+from .crba import crba_row
+from .forward import fd_row
+from .layout import ARR1, ARR2, C_G, FEXT, TREE
+
+ARR1_32 = "Array(float32, 1, 'A', readonly=True)"
+from .tree import U, frow, sizes
+from .rnea import rnea_row
+
+OK, BAD_SHAPE, NOT_FINITE = 0, 1, 2
+
+#: the external wrenches of a call without them (never read)
+FEXT0 = np.zeros((1, 6))
+
+
+@jit(inline="always")
+def finite_rows(X):
+    for r in range(X.shape[0]):
+        for i in range(X.shape[1]):
+            if not math.isfinite(X[r, i]):
+                return False
+    return True
+
+
+@jit(inline="always")
+def finite(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return False
+    return True
+
+
+@jit(inline="always")
+def check3(nq, nv, q, qd, x):
+    """Status of one configuration (q, qd, and qdd or tau)."""
+    if q.shape[0] != nq or qd.shape[0] != nv or x.shape[0] != nv:
+        return BAD_SHAPE
+    if not (finite(q) and finite(qd) and finite(x)):
+        return NOT_FINITE
+    return OK
+
+
+@jit(inline="always")
+def check3_rows(nq, nv, Q, QD, X, rows):
+    if (Q.shape[1] != nq or QD.shape[1] != nv or X.shape[1] != nv or Q.shape[0] != rows
+            or QD.shape[0] != rows or X.shape[0] != rows):
+        return BAD_SHAPE
+    if not (finite_rows(Q) and finite_rows(QD) and finite_rows(X)):
+        return NOT_FINITE
+    return OK
+
+
+# ------------------------------------------------------------------ inverse dynamics
+@jit
+def id_one(P, q, qd, qdd, out):
+    """RNEA of one configuration, the model's gravity, no external wrench."""
+    nb, nq, nv = sizes(P)
+    st = check3(nq, nv, q, qd, qdd)
+    if st == OK and out.shape[0] == nv:
+        g = frow(0) + U(C_G)
+        rnea_row(P, q, qd, qdd, 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
+    return st
+
+
+@entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
+def id_fast(P, q, qd, qdd, out):
+    """RNEA of one configuration, the model's gravity, no external wrench."""
+    return id_one(P, q, qd, qdd, out)
+
+
+@entry(f"int64({TREE}, {ARR1_32}, {ARR1_32}, {ARR1_32}, float64[::1])")
+def id_fast32(P, q, qd, qdd, out):
+    """:func:`id_fast` for float32 arrays (read as they are; the arithmetic is float64)."""
+    return id_one(P, q, qd, qdd, out)
+
+
+@entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
+def id_fast_rows(P, Q, QD, QDD, out):
+    nb, nq, nv = sizes(P)
+    st = check3_rows(nq, nv, Q, QD, QDD, out.shape[0])
+    if st == OK:
+        g = frow(0) + U(C_G)
+        for r in range(Q.shape[0]):
+            rnea_row(P, Q[r], QD[r], QDD[r], 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False,
+                     out[r])
+    return st
+
+
+@entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64, float64, float64, {FEXT}, boolean, "
+       f"float64[:, ::1])")
+def id_rows(P, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, out):
+    """RNEA over rows, any gravity, external wrenches FEXT (1 or N, nb, 6) when has_fext."""
+    nb, nq, nv = sizes(P)
+    st = check3_rows(nq, nv, Q, QD, QDD, out.shape[0])
+    if st == OK:
+        for r in range(Q.shape[0]):
+            rnea_row(P, Q[r], QD[r], QDD[r], 1.0, gx, gy, gz, FEXT[r if FEXT.shape[0] > 1 else 0],
+                     has_fext, out[r])
+    return st
+
+
+# ------------------------------------------------------------------ mass matrix
+@entry(f"int64({TREE}, {ARR1}, float64[:, ::1])")
+def crba_fast(P, q, out):
+    nb, nq, nv = sizes(P)
+    if q.shape[0] != nq or out.shape[0] != nv:
+        return BAD_SHAPE
+    if not finite(q):
+        return NOT_FINITE
+    crba_row(P, q, out)
+    return OK
+
+
+@entry(f"int64({TREE}, {ARR2}, float64[:, :, ::1])")
+def crba_fast_rows(P, Q, out):
+    nb, nq, nv = sizes(P)
+    if Q.shape[1] != nq or out.shape[0] != Q.shape[0]:
+        return BAD_SHAPE
+    if not finite_rows(Q):
+        return NOT_FINITE
+    for r in range(Q.shape[0]):
+        crba_row(P, Q[r], out[r])
+    return OK
+
+
+# ------------------------------------------------------------------ forward dynamics
+@entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
+def fd_fast(P, q, qd, tau, out):
+    """Forward dynamics of one configuration, the model's gravity; all-nan if M is singular."""
+    nb, nq, nv = sizes(P)
+    st = check3(nq, nv, q, qd, tau)
+    if st == OK and out.shape[0] == nv:
+        g = frow(0) + U(C_G)
+        fd_row(P, q, qd, tau, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
+    return st
+
+
+@entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
+def fd_fast_rows(P, Q, QD, TAU, out):
+    nb, nq, nv = sizes(P)
+    st = check3_rows(nq, nv, Q, QD, TAU, out.shape[0])
+    if st == OK:
+        g = frow(0) + U(C_G)
+        for r in range(Q.shape[0]):
+            fd_row(P, Q[r], QD[r], TAU[r], P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out[r])
+    return st
+
+
+@entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64, float64, float64, {FEXT}, boolean, "
+       f"float64[:, ::1])")
+def fd_rows(P, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, out):
+    nb, nq, nv = sizes(P)
+    st = check3_rows(nq, nv, Q, QD, TAU, out.shape[0])
+    if st == OK:
+        for r in range(Q.shape[0]):
+            fd_row(P, Q[r], QD[r], TAU[r], gx, gy, gz, FEXT[r if FEXT.shape[0] > 1 else 0],
+                   has_fext, out[r])
+    return st

@@ -1,0 +1,200 @@
+"""Forward dynamics ``q'' = M^-1 (tau - C q' - g + sum J^T F_ext)`` and forward kinematics.
+
+The bias ``C q' + g - sum J^T F_ext`` is the RNEA with ``q'' = 0`` (:mod:`.rnea`), ``M`` the CRBA
+(:mod:`.crba`), the solve a Cholesky factorisation (``M`` is symmetric positive definite unless
+a moving body is massless; such rows come back as nan). The block solve runs the factorisation of
+``BS`` matrices at once, configuration index innermost.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import entry, jit
+from .blocks import NP, NT, row, transpose_rows
+from .crba import crba_block, crba_row, mat
+from .joints import joint_constants, joint_pose, joint_values
+from .layout import BS, FEXT, NW, RO2, TREE
+from .tree import U, body, frow, scratch_matrices, sizes
+from .rnea import rnea_block, rnea_row
+
+
+@jit
+def all_finite(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]):
+            return False
+    return True
+
+
+@jit
+def cholesky_solve(M, b, L):
+    """Solve M x = b in place (b <- x) by Cholesky; False if M is not positive definite.
+    L's diagonal holds the reciprocals 1/L_jj."""
+    n = M.shape[0]
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        r = 1.0 / math.sqrt(s)
+        L[j, j] = r
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s * r
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * b[k]
+        b[i] = s * L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * b[k]
+        b[i] = s * L[i, i]
+    return True
+
+
+@jit
+def cholesky_solve_block(M, x, n, nb, ok):
+    """Solve M_b x_b = x_b in place for the nb configurations of a flat block (M entry (i, j) at
+    ``(i * n + j) * BS + b``, x entry i at ``i * BS + b``), overwriting M's lower triangle with
+    the factor (its diagonal with the reciprocals); ok[b] = False where M_b is not positive
+    definite."""
+    for b in range(nb):
+        ok[b] = True
+    for j in range(n):
+        ojj = mat(n, j, j)
+        for k in range(j):
+            ojk = mat(n, j, k)
+            for i in range(nb):
+                b = U(i)
+                M[ojj + b] -= M[ojk + b] * M[ojk + b]
+        for i in range(nb):
+            b = U(i)
+            s = M[ojj + b]
+            ok[i] = ok[i] and s > 0.0
+            M[ojj + b] = 1.0 / math.sqrt(s if s > 0.0 else 1.0)
+        for r in range(j + 1, n):
+            orj = mat(n, r, j)
+            for k in range(j):
+                ork = mat(n, r, k)
+                ojk = mat(n, j, k)
+                for i in range(nb):
+                    b = U(i)
+                    M[orj + b] -= M[ork + b] * M[ojk + b]
+            for i in range(nb):
+                b = U(i)
+                M[orj + b] *= M[ojj + b]
+    for r in range(n):
+        orr = row(r)
+        for k in range(r):
+            ork = mat(n, r, k)
+            okk = row(k)
+            for i in range(nb):
+                b = U(i)
+                x[orr + b] -= M[ork + b] * x[okk + b]
+        o = mat(n, r, r)
+        for i in range(nb):
+            b = U(i)
+            x[orr + b] *= M[o + b]
+    for r in range(n - 1, -1, -1):
+        orr = row(r)
+        for k in range(r + 1, n):
+            okr = mat(n, k, r)
+            okk = row(k)
+            for i in range(nb):
+                b = U(i)
+                x[orr + b] -= M[okr + b] * x[okk + b]
+        o = mat(n, r, r)
+        for i in range(nb):
+            b = U(i)
+            x[orr + b] *= M[o + b]
+
+
+@jit
+def fd_row(P, q, qd, tau, gx, gy, gz, fext, has_fext, qdd):
+    """Forward dynamics of tree P at one configuration into qdd (with P's scratch); all-nan if M
+    is singular."""
+    nb, nq, n = sizes(P)
+    om, ol = scratch_matrices(nb, n)
+    M = P[om:om + U(n * n)].reshape((n, n))
+    L = P[ol:ol + U(n * n)].reshape((n, n))
+    rnea_row(P, q, qd, qd, 0.0, gx, gy, gz, fext, has_fext, qdd)
+    for i in range(n):
+        qdd[i] = tau[i] - qdd[i]
+    crba_row(P, q, M)
+    if not (cholesky_solve(M, qdd, L) and all_finite(qdd)):
+        for i in range(n):
+            qdd[i] = np.nan
+
+
+@entry(f"void({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, boolean, "
+       f"float64[:, ::1], int64, int64)", nogil=True)
+def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
+    """Forward dynamics of tree T0 for rows start .. stop into qdd; rows whose M is singular
+    come back nan. Releases the GIL."""
+    nv = TAU.shape[1]
+    W = np.empty(np.int64(T0[0]) * NW * BS)
+    P = np.empty(NP * BS)
+    T = np.zeros(NT * BS)
+    Mb = np.empty(nv * nv * BS)
+    x = np.empty(nv * BS)
+    ok = np.empty(BS, dtype=np.bool_)
+    Qb = np.zeros((Q.shape[1] + 7) * BS)
+    QDb = np.zeros((nv + 6) * BS)
+    for b0 in range(start, stop, BS):
+        nb = min(BS, stop - b0)
+        transpose_rows(Q, b0, nb, Qb)
+        transpose_rows(QD, b0, nb, QDb)
+        # bias C q' + g - J^T F_ext into qdd's rows, then x = tau - bias
+        rnea_block(T0, Qb, QDb, QDb, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, P, T, 1)
+        crba_block(T0, Qb, nb, Mb, W, P, T)
+        for i in range(nv):
+            o = row(i)
+            for b in range(nb):
+                x[o + U(b)] = TAU[b0 + b, i] - qdd[b0 + b, i]
+        cholesky_solve_block(Mb, x, nv, nb, ok)
+        for b in range(nb):
+            good = ok[b]
+            for i in range(nv):
+                good = good and math.isfinite(x[row(i) + U(b)])
+            for i in range(nv):
+                qdd[b0 + b, i] = x[row(i) + U(b)] if good else np.nan
+
+
+# ------------------------------------------------------------------ forward kinematics
+@jit
+def fk_row(P, q, T):
+    """World pose (4x4) of every body of tree P at configuration q into T (nb, 4, 4); body 0 at
+    the identity."""
+    nb, nq, nv = sizes(P)
+    for i in range(4):
+        for j in range(4):
+            T[0, i, j] = 1.0 if i == j else 0.0
+    for k in range(1, nb):
+        p, jt, iq, iv = body(P, nb, k)
+        X = joint_pose(jt, joint_constants(P, frow(k)), joint_values(jt, q, iq))
+        for i in range(3):
+            for j in range(3):
+                T[k, i, j] = T[p, i, 0] * X[j] + T[p, i, 1] * X[3 + j] + T[p, i, 2] * X[6 + j]
+            T[k, i, 3] = T[p, i, 3] + T[p, i, 0] * X[9] + T[p, i, 1] * X[10] + T[p, i, 2] * X[11]
+        T[k, 3, 0] = 0.0
+        T[k, 3, 1] = 0.0
+        T[k, 3, 2] = 0.0
+        T[k, 3, 3] = 1.0
+
+
+@entry(f"float64[:, :, :, ::1]({TREE}, {RO2})")
+def fk_rows(P, Q):
+    """World poses (N, nb, 4, 4) of every body of tree P for the rows of Q."""
+    N = Q.shape[0]
+    nb = np.int64(P[0])
+    T = np.empty((N, nb, 4, 4))
+    for r in range(N):
+        fk_row(P, Q[r], T[r])
+    return T
