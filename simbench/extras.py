@@ -30,8 +30,8 @@ EXTRAS: tuple[Extra, ...] = (
     Extra("docs", ("mkdocs", "mkdocstrings"), "building the documentation site (`mkdocs build --strict`)"),
     Extra("test", ("pytest", "pinocchio"), "the test suite (Pinocchio, hypothesis, sympy, matplotlib, "
           "Pillow, ffmpeg)"),
-    Extra("sweep", ("ray", "pyarrow"), "`simbench sweep --engine ray` on a Ray cluster, Parquet output",
-          planned=True),
+    Extra("sweep", ("ray", "pyarrow"), "`simbench sweep --engine ray` on a Ray cluster; reading sweep "
+          "output with pyarrow (writing needs no extra)"),
     Extra("autodiff", ("jax",), "`simbench.dynamics.autodiff`: derivatives of the dynamics with jax",
           planned=True),
 )
