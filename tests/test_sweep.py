@@ -129,7 +129,7 @@ def test_dynamics_rows_equal_pinocchio_rnea_crba_aba(tmp_path):
     pm = pin.buildModelFromUrdf(path)
     data = pm.createData()
     mp_ = PinMap(RobotModel.from_urdf(path), pm)
-    P = mp_.P
+    P = mp_.Pv
     assert a["M"].shape == (200, 7, 7) and a["tau"].shape == (200, 7)
     for i in range(200):
         q, v, acc = mp_.q(a["q"][i]), P @ a["qd"][i], P @ a["qdd"][i]
