@@ -266,7 +266,7 @@ def test_gif_writer_survives_an_interrupted_frame(tmp_path):
 
 
 def test_mp4_without_ffmpeg_says_so(sim, tmp_path, monkeypatch):
-    monkeypatch.setattr("simbench.sim.ffmpeg_executable", lambda: None)
+    monkeypatch.setattr("simbench.sim.recording.ffmpeg_executable", lambda: None)
     with pytest.raises(RecordingError, match="needs ffmpeg.*imageio-ffmpeg.*\\.gif"):
         sim.record(tmp_path / "run.mp4")
     assert not (tmp_path / "run.mp4").exists()

@@ -130,7 +130,7 @@ def test_frames_counted_when_the_script_stops_the_recording(tmp_path):
     assert res.reason == "finished" and res.frames == Image.open(res.recording).n_frames == 3
 
 
-def test_gui_without_display_falls_back(tmp_path, monkeypatch, capsys):
+def test_gui_without_display_falls_back(tmp_path, monkeypatch, caplog):
     monkeypatch.delenv("DISPLAY", raising=False)
     script = write(tmp_path, """
         def main(sim):
@@ -139,7 +139,8 @@ def test_gui_without_display_falls_back(tmp_path, monkeypatch, capsys):
         """)
     res = run_script(script, gui=True, progress=False)
     assert res.exit_code == 0 and res.value == {"gui": False} and not res.gui
-    assert "no display found" in capsys.readouterr().err
+    assert [r.getMessage() for r in caplog.records if r.name == "simbench.bullet.display"] == [
+        "simbench: no display found (DISPLAY is not set); running headless (DIRECT) instead of the GUI"]
 
 
 LONG = HEADER + textwrap.dedent("""
