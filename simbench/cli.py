@@ -18,6 +18,8 @@ _DELEGATED = {
     "check": ("simbench.bullet.crosscheck", "cross-check our dynamics against PyBullet (and Pinocchio)"),
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
     "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
+    "demo": ("simbench.demo", "the bundled KUKA-among-cubes scene: move the arm, print distances"),
+    "view": ("simbench.view", "look at a URDF or scene: joint sliders, live named-link distances"),
 }
 
 
@@ -27,12 +29,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     print(RobotModel.from_urdf(args.urdf).summary())
     return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
-
-    return run_demo(gui=args.gui, out=Path(args.out), steps=args.steps)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,14 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
     p_info = sub.add_parser("info", help="describe a URDF: tree, DOF, mass, joints, issues")
     p_info.add_argument("urdf", help="a URDF path or pybullet_data:NAME (e.g. pybullet_data:kuka_iiwa/model.urdf)")
     p_info.set_defaults(func=cmd_info)
-
-    p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")
-    view = p_demo.add_mutually_exclusive_group()
-    view.add_argument("--gui", dest="gui", action="store_true", default=None, help="open the PyBullet GUI")
-    view.add_argument("--direct", dest="gui", action="store_false", help="headless (DIRECT) main server")
-    p_demo.add_argument("--out", default="out", help="folder for the rendered PNG when headless (default: out)")
-    p_demo.add_argument("--steps", type=int, default=6, help="waypoints of the scripted motion (default: 6)")
-    p_demo.set_defaults(func=cmd_demo)
 
     for name, (module_name, help_text) in _DELEGATED.items():
         sp = sub.add_parser(name, help=help_text)

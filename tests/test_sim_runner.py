@@ -71,34 +71,33 @@ def test_script_error_closes_servers(tmp_path):
 
 
 def test_sigint_in_process_finishes_recording_and_closes(tmp_path):
-    """First Ctrl-C: sim.running turns False, the script ends its loop; second pattern: a script
-    that ignores sim.running gets SimulationDone from the next step. Both: exit 130."""
+    """Ctrl-C raises KeyboardInterrupt in the script at once (here right after 30 steps); a
+    script that catches it and goes on stepping gets SimulationDone from its next step. Both:
+    exit 130, recording finished, servers closed, handlers restored."""
     script = write(tmp_path, """
         import signal
         def main(sim):
-            info = {"clients": (sim.client, sim.collision_client)}
             sim.step(30)
             signal.raise_signal(signal.SIGINT)
-            while sim.running:
-                sim.step()
-            info["t"] = sim.t
-            return info
+            raise AssertionError("not reached: the handler raises")
         """)
     before = signal.getsignal(signal.SIGINT)
     stream = io.StringIO()
     res = run_script(script, gui=False, record=tmp_path / "i.gif", fps=60, size=(64, 48), stream=stream)
-    assert res.reason == "interrupted" and res.exit_code == 130
-    assert res.value["t"] == pytest.approx(30 / 240) and res.steps == 30
-    assert not any(p.isConnected(physicsClientId=c) for c in res.value["clients"])
+    assert res.reason == "interrupted" and res.exit_code == 130 and res.error is None
+    assert res.steps == 30 and res.t == pytest.approx(30 / 240)
     assert Image.open(tmp_path / "i.gif").n_frames == 1 + 7
-    assert "stopping at the next step" in stream.getvalue()
+    assert "SIGINT: stopping" in stream.getvalue()
     assert signal.getsignal(signal.SIGINT) is before  # handlers restored
 
     script = write(tmp_path, """
         import signal
         def main(sim):
             sim.step(10)
-            signal.raise_signal(signal.SIGINT)
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                pass          # a stubborn script: the next step ends it
             for _ in range(10**9):
                 sim.step()
         """, "stubborn.py")
@@ -212,17 +211,15 @@ def test_scenario_in_a_real_gui_under_xvfb(tmp_path):
     assert np.asarray(im.convert("RGB"), dtype=float).std() > 5
 
 
-def test_sigterm_stops_like_ctrl_c(tmp_path):
+def test_sigterm_in_process_is_terminated_143(tmp_path):
     script = write(tmp_path, """
         import signal
         def main(sim):
             sim.step(5)
             signal.raise_signal(signal.SIGTERM)
-            while sim.running:
-                sim.step()
         """)
     res = run_script(script, gui=False, stream=io.StringIO())
-    assert res.reason == "interrupted" and res.exit_code == 130 and res.steps == 5
+    assert res.reason == "terminated" and res.exit_code == 143 and res.steps == 5
 
 
 def test_progress_lines_and_real_time(tmp_path):

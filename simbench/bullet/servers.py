@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from .._quiet import quiet_fds
 from ..errors import SimbenchError
 from .display import choose_gui, display_available  # noqa: F401  (display_available: re-exported)
 from .scene import LoadedScene, Scene, load_scene
@@ -34,11 +35,15 @@ def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, boo
         if _gui_client is not None and p.isConnected(physicsClientId=_gui_client):
             raise SimbenchError("PyBullet allows one GUI server per process and one is already open "
                                 f"(client {_gui_client}); close it first or use gui=False")
-        client = p.connect(p.GUI, options=options)
+        with quiet_fds(1):  # PyBullet prints its OpenGL set-up on stdout, up to the first frame
+            client = p.connect(p.GUI, options=options)
+            if client >= 0:
+                p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=client)
+                p.removeUserDebugItem(p.addUserDebugText(" ", [0, 0, 0], physicsClientId=client),
+                                      physicsClientId=client)
         if client < 0:
             raise SimbenchError("PyBullet could not open a GUI window")
         _gui_client = client
-    p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=client)
     return client, True
 
 
@@ -46,7 +51,11 @@ def close_client(client: int) -> None:
     """Disconnect ``client`` if it is still connected (safe to call twice)."""
     global _gui_client
     if p.isConnected(physicsClientId=client):
-        p.disconnect(physicsClientId=client)
+        if client == _gui_client:
+            with quiet_fds(1):  # and its thread shutdown
+                p.disconnect(physicsClientId=client)
+        else:
+            p.disconnect(physicsClientId=client)
     if client == _gui_client:
         _gui_client = None
 

@@ -1,4 +1,4 @@
-"""Cameras: framing a scene from its bodies' axis-aligned bounding boxes, and projecting world
+"""Cameras: framing a scene from its bodies' axis-aligned bounding boxes (AABBs), and projecting world
 points to pixels with the camera's view and projection matrices.
 
 PyBullet's matrices are OpenGL's, flattened column-major (16 floats): a world point ``x`` maps
@@ -39,13 +39,24 @@ def body_bounds(client: int, body: int) -> tuple[np.ndarray, np.ndarray]:
     return boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)
 
 
-def scene_bounds(client: int, bodies: Iterable[int]) -> tuple[np.ndarray, np.ndarray] | None:
-    """A box holding what a viewer wants to see: every body's AABB except grounds (wider than
-    :data:`HUGE`), and for a body with joints the box its links can sweep, a sphere around its
-    base whose radius is the farthest AABB corner of its links from the base (an arm upright
-    at the start reaches that far in any direction), cut at the ground's top. None when
-    nothing is left."""
-    los, his, grounds = [], [], []
+def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+
+
+def _directions() -> np.ndarray:
+    """26 unit vectors: the faces, edges and corners of a cube around the origin."""
+    d = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)],
+                 dtype=float)
+    return d / np.linalg.norm(d, axis=1, keepdims=True)
+
+
+def scene_points(client: int, bodies: Iterable[int]) -> np.ndarray | None:
+    """Points (N, 3) that a viewer wants to see: the corners of every body's AABB except
+    grounds (wider than :data:`HUGE`), and for a body with joints points on the sphere its
+    links can sweep: around its base, with the farthest AABB corner of its links as radius (an
+    arm upright at the start reaches that far in any direction), cut at the ground's top.
+    None when nothing is left."""
+    points, grounds = [], []
     for body in bodies:
         lo, hi = body_bounds(client, body)
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -53,21 +64,18 @@ def scene_bounds(client: int, bodies: Iterable[int]) -> tuple[np.ndarray, np.nda
         if np.any(hi - lo > HUGE):
             grounds.append(hi[2])
             continue
-        los.append(lo)
-        his.append(hi)
+        corners = _corners(lo, hi)
+        points.append(corners)
         if p.getNumJoints(body, physicsClientId=client) > 0:
             base = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
-            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
             reach = float(np.linalg.norm(corners - base, axis=1).max())
-            los.append(base - reach)
-            his.append(base + reach)
-    if not los:
+            points.append(base + reach * _directions())
+    if not points:
         return None
-    lo, hi = np.min(los, axis=0), np.max(his, axis=0)
+    pts = np.concatenate(points)
     if grounds:
-        lo[2] = max(lo[2], max(grounds))
-        hi[2] = max(hi[2], lo[2] + 1e-3)
-    return lo, hi
+        pts[:, 2] = np.maximum(pts[:, 2], max(grounds))
+    return pts
 
 
 def _axes(yaw: float, pitch: float) -> np.ndarray:
@@ -77,24 +85,28 @@ def _axes(yaw: float, pitch: float) -> np.ndarray:
     return view[:3, :3]
 
 
-def framing(lo: Sequence[float], hi: Sequence[float], *, fov: float = FOV, aspect: float = 4 / 3,
-            yaw: float = 45.0, pitch: float = -30.0, margin: float = 1.08) -> dict[str, Any]:
+def framing(points: Any, *, fov: float = FOV, aspect: float = 4 / 3, yaw: float = 45.0,
+            pitch: float = -30.0, margin: float = 1.05) -> dict[str, Any]:
     """An orbit camera (``target``, ``distance``, ``yaw``, ``pitch``) looking at the centre of
-    the box ``lo``-``hi`` from which every corner is inside the view: with the corner at
-    ``(x, y, z)`` in camera axes relative to the target, the distance is the largest
+    the bounding box of ``points`` (N, 3) from which every point is inside the view: with a
+    point at ``(x, y, z)`` in camera axes relative to the target, the distance is the largest
     ``z + |x| / tan(fov_h / 2)`` and ``z + |y| / tan(fov_v / 2)``, times ``margin``.
     ``fov`` is the vertical field of view (degrees), ``aspect`` width / height."""
-    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    target = (lo + hi) / 2
-    axes = _axes(yaw, pitch)
-    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
-    cam = (corners - target) @ axes.T
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    target = (pts.min(axis=0) + pts.max(axis=0)) / 2
+    cam = (pts - target) @ _axes(yaw, pitch).T
     tan_v = math.tan(math.radians(fov) / 2)
     tan_h = tan_v * aspect
     need = np.maximum(cam[:, 2] + np.abs(cam[:, 0]) / tan_h, cam[:, 2] + np.abs(cam[:, 1]) / tan_v)
     distance = max(float(need.max()) * margin, 0.2)
     return {"target": tuple(float(v) for v in target), "distance": distance, "yaw": float(yaw),
             "pitch": float(pitch)}
+
+
+def eye(camera: Mapping[str, Any]) -> np.ndarray:
+    """World position (3,) of an orbit camera's eye: ``distance`` behind the target."""
+    axes = _axes(float(camera["yaw"]), float(camera["pitch"]))
+    return np.asarray(camera["target"], dtype=float) + float(camera["distance"]) * axes[2]
 
 
 def matrices(camera: Mapping[str, Any], size: tuple[int, int], fov: float = FOV) -> tuple[list, list]:
@@ -129,4 +141,4 @@ def fov_of(proj: Sequence[float]) -> tuple[float, float]:
     return math.degrees(2 * math.atan(1 / P[1, 1])), float(P[1, 1] / P[0, 0])
 
 
-__all__ = ["scene_bounds", "body_bounds", "framing", "matrices", "project", "fov_of", "FOV", "HUGE"]
+__all__ = ["scene_points", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "FOV", "HUGE"]

@@ -94,6 +94,7 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
         ends = np.array([[s.a, s.b] for s in segments], dtype=float)
         px, front = project(ends, view, proj, (w, h))
         width = max(2, h // 160)
+        placed: list[tuple[float, float, float, float]] = []
         for seg, uv, ok in zip(segments, px, front):
             if not ok.all() or not np.all(np.abs(uv) < 4 * max(w, h)):
                 continue
@@ -103,8 +104,12 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
                 r = width + 1
                 draw.ellipse([end[0] - r, end[1] - r, end[0] + r, end[1] + r], fill=color)
             mid = uv.mean(axis=0)
-            draw.text((mid[0] + 4, mid[1] - size - 2), seg.text, fill=color, font=font,
-                      stroke_width=2, stroke_fill=(0, 0, 0))
+            x0, y0 = float(mid[0] + 4), float(mid[1] - size - 2)
+            x1, y1 = draw.textbbox((x0, y0), seg.text, font=font)[2:]
+            while any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed):
+                y0, y1 = y0 + size + 2, y1 + size + 2  # below the labels already placed
+            placed.append((x0, y0, x1, y1))
+            draw.text((x0, y0), seg.text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
     texts: list[tuple[str, tuple[int, int, int]]] = []
     if time is not None:
         texts.append((f"t = {time:.3f} s", (255, 255, 255)))

@@ -74,7 +74,7 @@ class Simulation:
     ``seed``: for ``sim.rng``. ``render``: ``"continuous"`` (default) or ``"sync"``, with
     ``redraw_hz``, ``overlay_hz`` and ``shadows``: how the window draws (measurements in
     :mod:`simbench.sim.window`). The camera starts framed on the scene's bodies (their AABBs,
-    see :func:`simbench.sim.camera.scene_bounds`); the user can move it in the window.
+    see :func:`simbench.sim.camera.scene_points`); the user can move it in the window.
     """
 
     def __init__(self, scene: Scene | str | os.PathLike | Mapping | None = None, gui: bool | None = None,
@@ -108,12 +108,12 @@ class Simulation:
         self._finalizer = weakref.finalize(self, _release, self._recordings, self.pair)
         try:
             p.setTimeStep(dt, physicsClientId=self.client)
-            #: the orbit camera of headless frames (and, in the GUI, the window's start view)
-            self.camera = self.frame_scene(apply=False)
             if self.gui:
                 self.window = Window(self.client, render, shadows=shadows, redraw_hz=redraw_hz,
                                      overlay_hz=overlay_hz)
-                self.window.set_camera(self.camera)
+            #: the orbit camera of headless frames (and, in the GUI, the window's start view)
+            self.camera = self.frame_scene()
+            if self.window is not None:
                 self.window.tick(0.0, force=True)
         except BaseException:
             self._finalizer()
@@ -374,23 +374,43 @@ class Simulation:
             self._wall0, self._pace_t0 = now, self.t
 
     # ------------------------------------------------------------------ camera & images
-    def frame_scene(self, yaw: float = 45.0, pitch: float = -30.0, apply: bool = True) -> dict[str, Any]:
+    def frame_scene(self, yaw: float | None = None, pitch: float = -25.0, apply: bool = True) -> dict[str, Any]:
         """An orbit camera framing every body (grounds left out; see
-        :func:`~simbench.sim.camera.scene_bounds`), set as ``sim.camera`` (and the window's
-        view) when ``apply``; returns it."""
+        :func:`~simbench.sim.camera.scene_points`), set as ``sim.camera`` (and the window's
+        view) when ``apply``; returns it. Without ``yaw``, the first of 225, 135, 315 and 45
+        degrees from which the robot is in sight (a ray from the camera to its centre hits the
+        robot first) is used."""
         fov, aspect = cam.FOV, 4 / 3
         if self.window is not None:
-            fov, aspect = cam.fov_of(self.window.camera()["proj"])
-        bounds = cam.scene_bounds(self.client, self.bodies.values())
-        if bounds is None:
-            camera = {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": yaw, "pitch": pitch}
-        else:
-            camera = cam.framing(*bounds, fov=min(fov, cam.FOV), aspect=min(aspect, 4 / 3), yaw=yaw, pitch=pitch)
+            window = self.window.camera()
+            fov, aspect = cam.fov_of(window["proj"])[0], window["size"][0] / window["size"][1]
+        points = cam.scene_points(self.client, self.bodies.values())
+        camera = {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": 225.0 if yaw is None else yaw, "pitch": pitch}
+        if points is not None:
+            for candidate in ((225.0, 135.0, 315.0, 45.0) if yaw is None else (yaw,)):
+                camera = cam.framing(points, fov=fov, aspect=aspect, yaw=candidate, pitch=pitch)
+                if yaw is not None or self._in_sight(camera):
+                    break
+            else:
+                camera = cam.framing(points, fov=fov, aspect=aspect, yaw=225.0, pitch=pitch)
         if apply:
             self.camera = camera
             if self.window is not None:
                 self.window.set_camera(camera)
         return camera
+
+    def _in_sight(self, camera: Mapping[str, Any]) -> bool:
+        """Whether the robot's centre is visible from ``camera``'s eye (no other body between)."""
+        try:
+            name = self.pair.main.robot_name
+        except SceneError:
+            return True
+        bid = self.bodies[name]
+        lo, hi = cam.body_bounds(self.client, bid)
+        centre = (lo + hi) / 2
+        eye = cam.eye(camera)
+        hit = p.rayTest(eye.tolist(), centre.tolist(), physicsClientId=self.client)[0]
+        return hit[0] in (-1, bid)
 
     def set_camera(self, target: Any = None, distance: float | None = None, yaw: float | None = None,
                    pitch: float | None = None) -> None:
