@@ -40,7 +40,8 @@ p = import_pybullet()
 
 RENDER_MODES = ("continuous", "sync")
 REDRAW_HZ = 15.0    # forced redraws per wall-clock second in "sync" mode
-OVERLAY_HZ = 8.0    # overlay pushes per wall-clock second
+OVERLAY_HZ = 10.0   # line updates per wall-clock second
+TEXT_HZ = 3.0       # text updates (distance labels, time) per wall-clock second
 
 
 def check_render(render: str) -> str:
@@ -61,7 +62,7 @@ class Window:
         self._pending: dict[str, Sequence[Segment]] = {}
         self._time_item, self._time_text = -1, ""
         self._t = 0.0
-        self._last_overlay = -math.inf
+        self._last_overlay = self._last_text = -math.inf
         self._last_redraw = time.perf_counter()
         p.configureDebugVisualizer(p.COV_ENABLE_SHADOWS, int(bool(shadows)), physicsClientId=client)
         if self.render == "sync":
@@ -95,10 +96,14 @@ class Window:
         now = time.perf_counter()
         if force or now - self._last_overlay >= 1.0 / self.overlay_hz:
             self._last_overlay = now
-            for key, segments in self._pending.items():
-                self._push(key, segments)
-            self._pending.clear()
-            if self.show_time:
+            texts = force or now - self._last_text >= 1.0 / TEXT_HZ
+            if texts:
+                self._last_text = now
+            for key, segments in list(self._pending.items()):
+                self._push(key, segments, texts)
+                if texts:  # else pushed again (lines are cheap) until its labels are
+                    del self._pending[key]
+            if self.show_time and texts:
                 self._push_time(t)
         if self.render == "sync" and (force or now - self._last_redraw >= 1.0 / self.redraw_hz):
             self.redraw()
@@ -109,7 +114,7 @@ class Window:
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=self.client)
 
-    def _push(self, key: str, segments: Sequence[Segment]) -> None:
+    def _push(self, key: str, segments: Sequence[Segment], texts_too: bool = True) -> None:
         lines, texts = self._lines.get(key, []), self._texts.get(key, [])
         for item in lines[len(segments):]:
             p.removeUserDebugItem(item, physicsClientId=self.client)
@@ -123,7 +128,7 @@ class Window:
                                                 physicsClientId=self.client, **replace))
             mid = (np.asarray(seg.a) + np.asarray(seg.b)) / 2
             label = seg.text
-            if k < len(texts) and texts[k][1] == label:
+            if k < len(texts) and (texts[k][1] == label or not texts_too):
                 new_texts.append(texts[k])  # a text replacement costs a frame: only when it changed
                 continue
             replace = {"replaceItemUniqueId": texts[k][0]} if k < len(texts) else {}
@@ -164,4 +169,4 @@ class Window:
             self._time_item, self._time_text = -1, ""
 
 
-__all__ = ["Window", "RENDER_MODES", "check_render", "REDRAW_HZ", "OVERLAY_HZ"]
+__all__ = ["Window", "RENDER_MODES", "check_render", "REDRAW_HZ", "OVERLAY_HZ", "TEXT_HZ"]
