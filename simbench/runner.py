@@ -200,6 +200,12 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         sim.out_dir = Path(out_dir)
         if namespace.get("CAMERA"):
             sim.set_camera(**namespace["CAMERA"])
+        if sim.gui:
+            c = sim.camera
+            print(f"simbench run: GUI window ({sim.window.render} rendering); camera target "
+                  f"({', '.join(f'{v:.2f}' for v in c['target'])}), distance {c['distance']:.2f} m, "
+                  f"yaw {c['yaw']:g}, pitch {c['pitch']:g} (drag with the mouse to move it)",
+                  file=stream, flush=True)
         if record is not None:
             rec = sim.record(record, fps=fps, size=size)
             result.recording = rec.path

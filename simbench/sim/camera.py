@@ -50,13 +50,14 @@ def _directions() -> np.ndarray:
     return d / np.linalg.norm(d, axis=1, keepdims=True)
 
 
-def scene_points(client: int, bodies: Iterable[int]) -> np.ndarray | None:
+def scene_points(client: int, bodies: Iterable[int], reach: bool = True) -> np.ndarray | None:
     """Points (N, 3) that a viewer wants to see: the corners of every body's AABB except
     grounds (wider than :data:`HUGE`), and for a body with joints points on the sphere its
     links can sweep: around its base, with the farthest AABB corner of its links as radius (an
-    arm upright at the start reaches that far in any direction), cut at the ground's top.
-    None when nothing is left."""
-    points, grounds = [], []
+    arm upright at the start reaches that far in any direction), cut at the ground's top (or,
+    without a ground, at the lowest AABB); ``reach=False`` leaves the spheres out (the bodies
+    as they are now). None when nothing is left."""
+    points, grounds, boxes = [], [], []
     for body in bodies:
         lo, hi = body_bounds(client, body)
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -66,15 +67,17 @@ def scene_points(client: int, bodies: Iterable[int]) -> np.ndarray | None:
             continue
         corners = _corners(lo, hi)
         points.append(corners)
-        if p.getNumJoints(body, physicsClientId=client) > 0:
+        boxes.append(corners)
+        if reach and p.getNumJoints(body, physicsClientId=client) > 0:
             base = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
             reach = float(np.linalg.norm(corners - base, axis=1).max())
             points.append(base + reach * _directions())
     if not points:
         return None
     pts = np.concatenate(points)
-    if grounds:
-        pts[:, 2] = np.maximum(pts[:, 2], max(grounds))
+    # nothing is seen below the ground's top, or without a ground below the lowest body
+    floor = max(grounds) if grounds else float(np.concatenate(boxes)[:, 2].min())
+    pts[:, 2] = np.maximum(pts[:, 2], floor)
     return pts
 
 

@@ -374,17 +374,19 @@ class Simulation:
             self._wall0, self._pace_t0 = now, self.t
 
     # ------------------------------------------------------------------ camera & images
-    def frame_scene(self, yaw: float | None = None, pitch: float = -25.0, apply: bool = True) -> dict[str, Any]:
+    def frame_scene(self, yaw: float | None = None, pitch: float = -25.0, apply: bool = True,
+                    reach: bool = True) -> dict[str, Any]:
         """An orbit camera framing every body (grounds left out; see
         :func:`~simbench.sim.camera.scene_points`), set as ``sim.camera`` (and the window's
-        view) when ``apply``; returns it. Without ``yaw``, the first of 225, 135, 315 and 45
+        view) when ``apply``; returns it. ``reach=False`` frames the bodies as they are now
+        instead of the space their joints can sweep. Without ``yaw``, the first of 225, 135, 315 and 45
         degrees from which the robot is in sight (a ray from the camera to its centre hits the
         robot first) is used."""
         fov, aspect = cam.FOV, 4 / 3
         if self.window is not None:
             window = self.window.camera()
             fov, aspect = cam.fov_of(window["proj"])[0], window["size"][0] / window["size"][1]
-        points = cam.scene_points(self.client, self.bodies.values())
+        points = cam.scene_points(self.client, self.bodies.values(), reach=reach)
         camera = {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": 225.0 if yaw is None else yaw, "pitch": pitch}
         if points is not None:
             for candidate in ((225.0, 135.0, 315.0, 45.0) if yaw is None else (yaw,)):
@@ -436,11 +438,12 @@ class Simulation:
         return cam.matrices(self.camera, (w, h))
 
     def frame(self, size: tuple[int, int] = (640, 480), annotate: bool = False,
-              lines: Sequence[Any] = ()) -> np.ndarray:
+              lines: Sequence[Any] = (), show_time: bool = True) -> np.ndarray:
         """An RGB image (H, W, 3) uint8 of the scene: in the GUI what the window's camera sees
         (OpenGL renderer), headless the orbit camera ``sim.camera`` (tiny renderer). With
         ``annotate``: the simulated time, the closest-point segments shown by
-        :meth:`draw_closest_points` (with their distances) and ``lines`` of text drawn in."""
+        :meth:`draw_closest_points` (with their distances) and ``lines`` of text drawn in
+        (``show_time=False`` leaves the time out)."""
         w, h = check_size(size)
         view, proj = self.camera_matrices((w, h))
         renderer = p.ER_BULLET_HARDWARE_OPENGL if self.gui else p.ER_TINY_RENDERER
@@ -449,12 +452,13 @@ class Simulation:
         if not annotate:
             return image
         segments = [s for segs in self._overlays.values() for s in segs]
-        return annotate_image(image, view=view, proj=proj, segments=segments, time=self.t, lines=lines)
+        return annotate_image(image, view=view, proj=proj, segments=segments,
+                              time=self.t if show_time else None, lines=lines)
 
     def screenshot(self, path: str | os.PathLike | None = None, size: tuple[int, int] = (640, 480),
-                   annotate: bool = True, lines: Sequence[Any] = ()) -> np.ndarray:
+                   annotate: bool = True, lines: Sequence[Any] = (), show_time: bool = True) -> np.ndarray:
         """:meth:`frame` (annotated by default), also written as a PNG when ``path`` is given."""
-        img = self.frame(size, annotate=annotate, lines=lines)
+        img = self.frame(size, annotate=annotate, lines=lines, show_time=show_time)
         if path is not None:
             from ..outputs import writable_file
 
