@@ -29,7 +29,7 @@ def test_servers_scene_time_and_close():
     s = Simulation(gui=False, dt=1 / 100)
     clients = (s.client, s.collision_client)
     assert not s.gui and s.client != s.collision_client
-    assert list(s.bodies) == ["ground", "robot", "cube1", "cube2", "cube3"]  # the bundled seed scene
+    assert list(s.bodies) == ["ground", "robot", "cube1", "cube2", "cube3"]  # the bundled KUKA-among-cubes scene
     assert p.getPhysicsEngineParameters(physicsClientId=s.client)["fixedTimeStep"] == pytest.approx(0.01)
     assert s.step(7) == pytest.approx(0.07) and s.steps == 7 and s.t == pytest.approx(0.07)
     assert s.advance(0.5) == pytest.approx(0.57)
