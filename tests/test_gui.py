@@ -8,11 +8,9 @@ prints, PyBullet's forward kinematics in a DIRECT client of our own and the GUI'
 (measured: vertical field of view 90 degrees, aspect = window width / height); the URDF's
 limits read with ElementTree.
 
-Measured while writing these tests: now and then (about 1 start in 10, only while the machine
-was loaded by other test suites) PyBullet's own ``XOpenDisplay`` fails ("cannot connect to X
-server", the process exits) right after our display probe succeeded on the same server; a
-command that dies that way is started once more. Grabbing starts only after the command
-printed the line that follows its window's opening.
+Grabbing starts only after the command printed the line that follows its window's opening
+(a new X connection racing another client's start is what made PyBullet's own
+``XOpenDisplay`` fail now and then; see :func:`simbench.bullet.display.choose_gui_held`).
 """
 import json
 import math
@@ -78,24 +76,8 @@ def env_for(display_name):
     return env
 
 
-X_FLAKE = "cannot connect to X server"
-
-
 def run_gui(cmd, display_name, **kw):
-    """subprocess.run, started once more when PyBullet could not open its X connection."""
-    for attempt in range(2):
-        proc = subprocess.run(cmd, env=env_for(display_name), capture_output=True, text=True, **kw)
-        if X_FLAKE not in proc.stderr:
-            break
-    return proc
-
-
-def watched(cmd, display_name, ready, **kw):
-    for attempt in range(2):
-        w = Watched(cmd, display_name, ready, **kw)
-        if X_FLAKE not in w.text("err"):
-            break
-    return w
+    return subprocess.run(cmd, env=env_for(display_name), capture_output=True, text=True, **kw)
 
 
 class Watched:
@@ -209,7 +191,7 @@ def assert_not_blank(img):
 def test_demo_gui_window_shows_the_motion_and_the_clearance_lines(display, tmp_path):
     from simbench.demo import WAYPOINTS
 
-    w = watched([*SIMBENCH, "demo", "--gui", "--hold", "1"], display, cwd=tmp_path,
+    w = Watched([*SIMBENCH, "demo", "--gui", "--hold", "1"], display, cwd=tmp_path,
                 ready=lambda line: line.startswith("distance from"))
     out = w.text()
     assert w.returncode == 0, w.text("err")[-3000:]
@@ -233,7 +215,7 @@ def test_demo_gui_window_shows_the_motion_and_the_clearance_lines(display, tmp_p
 
 def test_scenario_gui_window_is_live(display, tmp_path):
     script = ROOT / "scripts" / "scenario_collision_loop.py"
-    w = watched([*SIMBENCH, "run", str(script), "--gui", "--duration", "5", "--seed", "1", "--out", str(tmp_path)],
+    w = Watched([*SIMBENCH, "run", str(script), "--gui", "--duration", "5", "--seed", "1", "--out", str(tmp_path)],
                 display, cwd=tmp_path, ready=lambda line: "GUI window" in line)
     err = w.text("err")
     assert w.returncode == 0, err[-3000:]
@@ -252,7 +234,7 @@ def test_scenario_gui_window_is_live(display, tmp_path):
 
 def test_sync_rendering_still_redraws(display, tmp_path):
     """``--render sync`` (PyBullet's single-step rendering) froze the window; it must redraw."""
-    w = watched([*SIMBENCH, "demo", "--gui", "--render", "sync", "--steps", "3"], display, cwd=tmp_path,
+    w = Watched([*SIMBENCH, "demo", "--gui", "--render", "sync", "--steps", "3"], display, cwd=tmp_path,
                 ready=lambda line: line.startswith("distance from"))
     assert w.returncode == 0, w.text("err")[-3000:]
     diffs = [changed(a, b) for (_, a), (_, b) in zip(w.grabs, w.grabs[1:])]
@@ -262,7 +244,7 @@ def test_sync_rendering_still_redraws(display, tmp_path):
 # ---------------------------------------------------------------------- view
 def test_view_shows_the_robot(display, tmp_path):
     q = {"lbr_iiwa_joint_2": 0.7, "lbr_iiwa_joint_4": -1.0}
-    w = watched([*SIMBENCH, "view", "pybullet_data:kuka_iiwa/model.urdf", "--duration", "3",
+    w = Watched([*SIMBENCH, "view", "pybullet_data:kuka_iiwa/model.urdf", "--duration", "3",
                  "--q", *(f"{k}={v}" for k, v in q.items())], display, cwd=tmp_path,
                 ready=lambda line: line.startswith("move the sliders"))
     out = w.text()

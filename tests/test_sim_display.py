@@ -105,7 +105,8 @@ def test_probe_against_fake_x_servers():
     assert ok.requests[0][:6] == b"l\x00\x0b\x00\x00\x00"  # little-endian, protocol 11.0
     cases += 1
     reason = b"No protocol specified"
-    refused = FakeX(bytes([0, len(reason)]) + struct.pack("<HHH", 11, 0, 2) + reason + b"\0\0\0")
+    padded = reason + b"\0" * (-len(reason) % 4)
+    refused = FakeX(bytes([0, len(reason)]) + struct.pack("<HHH", 11, 0, len(padded) // 4) + padded)
     status = probe_display(refused.display)
     assert not status.ok and status.reason == (f"the X server at DISPLAY={refused.display} refused the "
                                                "connection: No protocol specified")

@@ -38,11 +38,13 @@ PROBE_TIMEOUT = 1.0  # s, for connecting and for the server's answer
 
 
 class DisplayStatus(NamedTuple):
-    """Result of :func:`probe_display`: ``ok``, the display string and, when not ok, why."""
+    """Result of :func:`probe_display`: ``ok``, the display string and, when not ok, why;
+    ``connection``: the probe's open connection when it was asked to ``hold`` it."""
 
     ok: bool
     display: str
     reason: str = ""
+    connection: socket.socket | None = None
 
 
 def _parse(display: str) -> tuple[str, int]:
@@ -131,18 +133,27 @@ def _setup(sock: socket.socket, number: int, host: str) -> tuple[int, str]:
             raise ConnectionError("the server closed the connection during setup")
         head += chunk
     status, reason_len = head[0], head[1]
-    reason = ""
-    if status != 1 and reason_len:
-        try:
-            reason = sock.recv(4096)[:reason_len].decode(errors="replace").strip()
-        except OSError:
-            pass
+    # read the whole answer before closing (its length, in 4-byte units, is in bytes 6-7):
+    # measured, hanging up in the middle of the server's reply made the next client's
+    # XOpenDisplay fail now and then under load
+    (extra,) = struct.unpack_from("<H", head, 6)
+    body = b""
+    if status in (0, 1, 2):
+        while len(body) < 4 * extra:
+            chunk = sock.recv(min(65536, 4 * extra - len(body)))
+            if not chunk:
+                break
+            body += chunk
+    reason = body[:reason_len].decode(errors="replace").strip() if status != 1 else ""
     return status, reason
 
 
-def probe_display(display: str | None = None, timeout: float = PROBE_TIMEOUT) -> DisplayStatus:
+def probe_display(display: str | None = None, timeout: float = PROBE_TIMEOUT, *,
+                  hold: bool = False) -> DisplayStatus:
     """Can an X client connect to ``display`` (default ``$DISPLAY``)? A real connection setup
-    with a ``timeout`` (s) on each of connect and answer; never raises."""
+    with a ``timeout`` (s) on each of connect and answer; never raises. With ``hold``, a
+    successful probe's connection stays open in ``.connection`` (close it once the real
+    client is connected: see :func:`choose_gui`)."""
     if display is None:
         display = os.environ.get("DISPLAY", "")
     if sys.platform == "darwin" or os.name == "nt":
@@ -161,13 +172,17 @@ def probe_display(display: str | None = None, timeout: float = PROBE_TIMEOUT) ->
         why = exc.strerror or type(exc).__name__
         return DisplayStatus(False, display, f"DISPLAY={display} cannot be reached ({why})")
     try:
-        with sock:
-            status, reason = _setup(sock, number, host)
+        status, reason = _setup(sock, number, host)
     except socket.timeout:
+        sock.close()
         return DisplayStatus(False, display, f"DISPLAY={display} accepted the connection but sent no "
                                              f"X setup answer within {timeout:g} s")
     except OSError as exc:
+        sock.close()
         return DisplayStatus(False, display, f"DISPLAY={display} dropped the X connection ({exc})")
+    if status == 1 and hold:
+        return DisplayStatus(True, display, "", sock)
+    sock.close()
     if status == 1:
         return DisplayStatus(True, display, "")
     if status not in (0, 2):
@@ -187,16 +202,29 @@ def display_available() -> bool:
 def choose_gui(gui: bool | None) -> bool:
     """Whether to open a GUI for ``gui`` (True / False / None = when possible), falling back
     to headless with one logged line (see the module docstring)."""
+    use, held = choose_gui_held(gui)
+    if held is not None:
+        held.close()
+    return use
+
+
+def choose_gui_held(gui: bool | None) -> tuple[bool, socket.socket | None]:
+    """:func:`choose_gui`, also returning the probe's open X connection when a GUI is to be
+    opened: close it only after PyBullet has connected. Measured under Xvfb on a loaded
+    2-core machine: when the probe's connection was closed just before PyBullet's own
+    ``XOpenDisplay``, that failed in 7 of 60 starts ("cannot connect to X server", the
+    process ends); holding it open until PyBullet was connected, 0 of 60 (a 50 ms pause
+    instead: 0 of 60 too)."""
     if gui is False:
-        return False
-    status = probe_display()
+        return False, None
+    status = probe_display(hold=True)
     if status.ok:
-        return True
+        return True, status.connection
     if status.display or gui:
         log.warning("simbench: %s; running headless (DIRECT) instead of the GUI", status.reason)
     else:
         log.info("simbench: %s; running headless (DIRECT)", status.reason)
-    return False
+    return False, None
 
 
-__all__ = ["DisplayStatus", "probe_display", "display_available", "choose_gui"]
+__all__ = ["DisplayStatus", "probe_display", "display_available", "choose_gui", "choose_gui_held"]

@@ -16,7 +16,7 @@ import pybullet as p
 
 from .._quiet import quiet_fds
 from ..errors import SimbenchError
-from .display import choose_gui, display_available  # noqa: F401  (display_available: re-exported)
+from .display import choose_gui_held, display_available  # noqa: F401  (display_available: re-exported)
 from .scene import LoadedScene, Scene, load_scene
 
 _gui_lock = threading.Lock()
@@ -28,9 +28,18 @@ def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, boo
     one answers), else DIRECT with one logged line (see :mod:`simbench.bullet.display`).
     Returns ``(client, is_gui)``. ``options`` go to ``p.connect(p.GUI, options=...)`` (e.g.
     ``"--width=800 --height=600"``). A second GUI in one process is a clear error."""
-    global _gui_client
-    if not choose_gui(gui):
+    use_gui, held = choose_gui_held(gui)
+    if not use_gui:
         return p.connect(p.DIRECT), False
+    try:
+        return _open_gui(options), True
+    finally:
+        if held is not None:  # the probe's X connection, closed once PyBullet has its own
+            held.close()
+
+
+def _open_gui(options: str) -> int:
+    global _gui_client
     with _gui_lock:
         if _gui_client is not None and p.isConnected(physicsClientId=_gui_client):
             raise SimbenchError("PyBullet allows one GUI server per process and one is already open "
@@ -44,7 +53,7 @@ def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, boo
         if client < 0:
             raise SimbenchError("PyBullet could not open a GUI window")
         _gui_client = client
-    return client, True
+    return client
 
 
 def close_client(client: int) -> None:
