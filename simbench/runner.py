@@ -252,15 +252,19 @@ def _connected(sim: Any) -> bool:
 
 
 def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2.0):
-    """A step callback printing ``t`` and the speed every ``every`` wall-clock seconds."""
-    state = {"next": wall0 + every}
+    """A step callback printing ``t`` and the speed every ``every`` wall-clock seconds, timed
+    from the first step (loading the scene is not simulation time)."""
+    state: dict[str, float] = {}
 
     def callback(sim: Any) -> None:
         now = time.perf_counter()
-        if now >= state["next"] and sim.t > 0:
+        if not state:
+            state.update(start=now, t0=sim.t, next=now + every)
+        elif now >= state["next"]:
             state["next"] = now + every
             total = f" / {sim.duration:g} s" if sim.duration is not None else " s"
-            print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({sim.t / (now - wall0):.2f}x real time)",
+            speed = (sim.t - state["t0"]) / (now - state["start"])
+            print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({speed:.2f}x real time)",
                   file=stream, flush=True)
 
     return callback

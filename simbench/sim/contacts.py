@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 p = import_pybullet()
 
-#: PyBullet's MAX_RAY_INTERSECTION_BATCH_SIZE (rays per rayTestBatch call)
-RAY_BATCH = 16384
+#: rays per ``rayTestBatch`` call. Measured (PyBullet 3.2.7): 16,383 rays are answered, 16,384
+#: rays silently give 16,383 answers (the last ray is dropped), more raise an error
+RAY_BATCH = 16383
 
 
 class Contact(NamedTuple):
@@ -83,6 +84,7 @@ class RayBatch:
         return len(self.fraction)
 
     def __getitem__(self, i: int) -> RayHit:
+        """The i-th hit of a one-dimensional batch."""
         return RayHit(self.body[i], self.link[i], float(self.fraction[i]), self.position[i], self.normal[i])
 
 
@@ -155,15 +157,18 @@ def _points(value: Any, what: str) -> np.ndarray:
 
 def ray_test_batch(sim: "Simulation", starts: Any, ends: Any) -> RayBatch:
     """The first hit along each segment ``starts[i] -> ends[i]`` (shapes (..., 3), broadcast);
-    ``rayTestBatch`` in chunks of :data:`RAY_BATCH`. Results are flat over the leading dims
-    when there are several (``RayBatch.fraction.shape`` is the broadcast leading shape)."""
+    ``rayTestBatch`` in chunks of :data:`RAY_BATCH`. ``fraction``, ``position`` and ``normal``
+    keep the broadcast leading shape; ``body`` and ``link`` are nested lists of that shape."""
     s, e = np.broadcast_arrays(_points(starts, "starts"), _points(ends, "ends"))
     shape = s.shape[:-1]
     s2, e2 = s.reshape(-1, 3), e.reshape(-1, 3)
     hits = []
     for k in range(0, len(s2), RAY_BATCH):
-        hits.extend(ray_hits(p.rayTestBatch(s2[k:k + RAY_BATCH].tolist(), e2[k:k + RAY_BATCH].tolist(),
-                                            physicsClientId=sim.client)))
+        chunk = ray_hits(p.rayTestBatch(s2[k:k + RAY_BATCH].tolist(), e2[k:k + RAY_BATCH].tolist(),
+                                        physicsClientId=sim.client))
+        if len(chunk) != len(s2[k:k + RAY_BATCH]):
+            raise SimbenchError(f"rayTestBatch answered {len(chunk)} of {len(s2[k:k + RAY_BATCH])} rays")
+        hits.extend(chunk)
     names = _names(sim)
     bodies = [None if h.body < 0 else _body_name(names, h.body) for h in hits]
     links = [None if h.body < 0 else _link_name(names, h.body, h.link) for h in hits]
