@@ -48,22 +48,34 @@ class Row:
 
 def waypoints(sim, steps: int = len(WAYPOINTS), settle_steps: int = SETTLE_STEPS) -> Iterator[Row]:
     """Drive ``sim.robot`` through the first ``steps`` waypoints (all when ``steps <= 0``) and
-    yield a :class:`Row` at each; the closest points are shown with ``sim.draw_closest_points``."""
+    yield a :class:`Row` at each; the closest points are shown with ``sim.draw_closest_points``
+    (in the window also while the arm moves)."""
     from .bullet.collision import NamedCollisionObject
 
     robot = sim.robot
     link = NamedCollisionObject(*LINK)
     detector = sim.detector([(link, NamedCollisionObject(name)) for name in OBSTACLES], robot=LINK[0])
     count = min(steps, len(WAYPOINTS)) if steps > 0 else len(WAYPOINTS)
-    for k in range(count):
-        robot.set_joint_targets(WAYPOINTS[k], forces=FORCE)
-        sim.step(settle_steps)
-        q = robot.q
-        points = detector.closest_points(q, 2.0)
-        sim.draw_closest_points(points)
-        dist = np.array([r.distance for r in points])
-        colliding = tuple(str(r.b.body) for r in points if r.distance < 0)
-        yield Row(k, q, dist, colliding)
+    every = max(1, round(1 / 30 / sim.dt))
+
+    def follow(s) -> None:  # in the window, the segments follow the arm (30 times per simulated s)
+        if s.steps % every == 0:
+            s.draw_closest_points(detector.closest_points(robot.q, 2.0))
+
+    if sim.gui:
+        sim.add_step_callback(follow)
+    try:
+        for k in range(count):
+            robot.set_joint_targets(WAYPOINTS[k], forces=FORCE)
+            sim.step(settle_steps)
+            q = robot.q
+            points = detector.closest_points(q, 2.0)
+            sim.draw_closest_points(points)
+            dist = np.array([r.distance for r in points])
+            colliding = tuple(str(r.b.body) for r in points if r.distance < 0)
+            yield Row(k, q, dist, colliding)
+    finally:
+        sim.remove_step_callback(follow)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -374,7 +374,7 @@ class Simulation:
             self._wall0, self._pace_t0 = now, self.t
 
     # ------------------------------------------------------------------ camera & images
-    def frame_scene(self, yaw: float | None = None, pitch: float = -25.0, apply: bool = True,
+    def frame_scene(self, yaw: float | None = None, pitch: float = -30.0, apply: bool = True,
                     reach: bool = True) -> dict[str, Any]:
         """An orbit camera framing every body (grounds left out; see
         :func:`~simbench.sim.camera.scene_points`), set as ``sim.camera`` (and the window's

@@ -42,6 +42,7 @@ RENDER_MODES = ("continuous", "sync")
 REDRAW_HZ = 15.0    # forced redraws per wall-clock second in "sync" mode
 OVERLAY_HZ = 10.0   # line updates per wall-clock second
 TEXT_HZ = 3.0       # text updates (distance labels, time) per wall-clock second
+LABEL_MOVE = 0.02   # m: a label follows its segment once the midpoint moved about this far
 
 
 def check_render(render: str) -> str:
@@ -58,7 +59,7 @@ class Window:
         self.client, self.render = client, check_render(render)
         self.redraw_hz, self.overlay_hz, self.show_time = float(redraw_hz), float(overlay_hz), bool(show_time)
         self._lines: dict[str, list[int]] = {}
-        self._texts: dict[str, list[tuple[int, str]]] = {}
+        self._texts: dict[str, list[tuple[int, tuple]]] = {}  # (item, (text, rounded position))
         self._pending: dict[str, Sequence[Segment]] = {}
         self._time_item, self._time_text = -1, ""
         self._t = 0.0
@@ -126,13 +127,13 @@ class Window:
             replace = {"replaceItemUniqueId": lines[k]} if k < len(lines) else {}
             new_lines.append(p.addUserDebugLine(seg.a, seg.b, color, lineWidth=3.0,
                                                 physicsClientId=self.client, **replace))
-            mid = (np.asarray(seg.a) + np.asarray(seg.b)) / 2
-            label = seg.text
+            mid = (np.asarray(seg.a) + np.asarray(seg.b)) / 2 + [0, 0, 0.02]
+            label = (seg.text, tuple(np.round(mid / LABEL_MOVE).astype(int).tolist()))
             if k < len(texts) and (texts[k][1] == label or not texts_too):
-                new_texts.append(texts[k])  # a text replacement costs a frame: only when it changed
+                new_texts.append(texts[k])  # a text replacement costs a frame: only on a change
                 continue
             replace = {"replaceItemUniqueId": texts[k][0]} if k < len(texts) else {}
-            item = p.addUserDebugText(label, (mid + [0, 0, 0.02]).tolist(), color, textSize=1.1,
+            item = p.addUserDebugText(seg.text, mid.tolist(), color, textSize=1.1,
                                       physicsClientId=self.client, **replace)
             new_texts.append((item, label))
         self._lines[key], self._texts[key] = new_lines, new_texts
