@@ -432,9 +432,10 @@ class Simulation:
         """View and projection matrices (PyBullet's flat lists) of :meth:`frame` at ``size``:
         the window's camera in the GUI (as the user left it), ``sim.camera`` headless."""
         w, h = check_size(size)
-        if self.window is not None:
-            view = self.window.camera()["view"]
-            return view, list(p.computeProjectionMatrixFOV(cam.FOV, w / h, cam.NEAR, cam.FAR))
+        if self.window is not None:  # the window's view and field of view, at this aspect
+            window = self.window.camera()
+            fov = cam.fov_of(window["proj"])[0]
+            return window["view"], list(p.computeProjectionMatrixFOV(fov, w / h, cam.NEAR, cam.FAR))
         return cam.matrices(self.camera, (w, h))
 
     def frame(self, size: tuple[int, int] = (640, 480), annotate: bool = False,

@@ -2,25 +2,29 @@
 scene (closest-point segments with distance labels, the simulated time).
 
 Rendering modes, measured under Xvfb's software renderer (llvmpipe) on the project's 2-core
-machine while other jobs ran (ratios from one run; absolute numbers vary with the load):
+machine while other test suites ran (load average 4-7), so only same-round comparisons count:
 
-* ``"sync"`` is PyBullet's ``COV_ENABLE_SINGLE_STEP_RENDERING``: the window draws a frame only
-  when that option is set again. Left alone it never redraws under Xvfb: screen grabs 0.17 s
-  apart during 480 steps of motion differed in 0 pixels and the debug lines never appeared.
-  Every PyBullet call is then a quick round trip (a step ~0.02 ms, a debug text ~0.01 ms).
-  Here the window is redrawn by setting the option again every ``1 / redraw_hz`` s of wall
-  time, which costs a whole frame each time (18 ms without shadows, 43 ms with them).
+* ``"sync"`` is PyBullet's ``COV_ENABLE_SINGLE_STEP_RENDERING``. Left alone, the window never
+  redraws under Xvfb: screen grabs 0.17 s apart during 480 steps of motion differed in 0
+  pixels and the debug lines never appeared. Here it is redrawn by setting the option again
+  every ``1 / redraw_hz`` s of wall time, which costs a whole frame each time (18 ms without
+  shadows, 43 ms with them); every other PyBullet call is then a quick round trip (a step
+  ~0.02 ms, a debug text ~0.01 ms). The window is still while the script does not step.
 * ``"continuous"`` (the default) is PyBullet's own render loop: the window redraws by itself,
-  also while the script computes between steps, and stays responsive to the mouse. A call
-  that touches the GUI thread waits for the frame being drawn: replacing a debug text took
-  13 ms without shadows and 25-35 ms with them; a step took 0.01 ms median (0.2 ms mean)
-  without shadows, 6-8 ms with them. Shadows roughly halve the throughput of the collision
-  scenario (15-30 ms per step with shadows, 5-15 ms without, same run).
+  also while the script computes between steps, and answers the mouse. A call that touches the
+  GUI thread waits for the frame being drawn (replacing a debug text 13 ms without shadows,
+  25-35 ms with them; a step 0.01 ms median without shadows, 6-8 ms with them).
 
-So the window renders continuously without shadows (``shadows=True`` turns them back on), and
-the overlay is pushed to the GUI at most ``overlay_hz`` times per wall-clock second, replacing
-a text only when its string changes, so that drawing never dominates the run. The numbers of
-the shipped defaults are in ``Simulation``'s docstring.
+The collision scenario (``scripts/scenario_collision_loop.py``, 3 s simulated, 720 steps, its
+own 28 ``getClosestPoints`` calls on the main server every 8 steps), three rounds of both modes:
+wall time per step continuous / sync = 1.21, 0.99, 0.68 at real-time pace and 0.31, 0.91, 1.27
+as fast as possible (no consistent winner); screen grabs every 0.1 s changed (outside the time
+readout) in 50-78 % of the intervals with ``continuous`` and 23-47 % with ``sync``. Shadows
+roughly halved that scenario's throughput (15-30 ms per step with them, 5-15 ms without, same
+run). Hence the defaults: continuous rendering, shadows off (``shadows=True`` turns them on),
+lines pushed to the window at most ``overlay_hz`` times per wall-clock second and texts at most
+:data:`TEXT_HZ` times, a text replaced only when its string or place changed, so that drawing
+never dominates a run.
 """
 from __future__ import annotations
 
