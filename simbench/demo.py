@@ -80,13 +80,9 @@ def waypoints(sim, steps: int = len(WAYPOINTS), settle_steps: int = SETTLE_STEPS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``simbench demo``."""
-    from .runner import add_render_argument
+    from .runner import add_window_arguments
 
-    view = parser.add_mutually_exclusive_group()
-    view.add_argument("--gui", dest="gui", action="store_true", default=None,
-                      help="open the PyBullet GUI (headless, with one line, when no display answers)")
-    view.add_argument("--direct", dest="gui", action="store_false", help="headless (DIRECT) main server")
-    add_render_argument(parser)
+    add_window_arguments(parser)
     parser.add_argument("--out", default="out", help="folder for demo.png when headless (default: out)")
     parser.add_argument("--steps", type=int, default=len(WAYPOINTS),
                         help=f"waypoints of the scripted motion (default: {len(WAYPOINTS)})")
@@ -106,6 +102,7 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(
     from .outputs import writable_dir
     from .runner import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, stop_on_signals
     from .sim import Simulation, SimulationDone
+    from .sim.camera import describe
 
     out = writable_dir(out, "--out folder")  # before any work
     sim = Simulation(None, gui=gui, real_time=gui is not False, render=render)
@@ -114,9 +111,7 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(
         sim.real_time = sim.gui
         mode = "GUI" if sim.gui else "DIRECT (headless)"
         print(f"simbench demo: main server {mode}, collision server DIRECT; bodies {sim.bodies}")
-        c = sim.camera
-        print(f"camera: target ({', '.join(f'{v:.2f}' for v in c['target'])}), distance {c['distance']:.2f} m, "
-              f"yaw {c['yaw']:g}, pitch {c['pitch']:g}" + (" (drag with the mouse to move it)" if sim.gui else ""))
+        print(describe(sim.camera) + (" (drag with the mouse to move it)" if sim.gui else ""))
         print(f"distance from {LINK[0]}:{LINK[1]} to each obstacle [m], queried on the collision server:")
         print(f"{'waypoint':>8s}  " + "  ".join(f"{n:>8s}" for n in OBSTACLES) + "  colliding", flush=True)
         last = None

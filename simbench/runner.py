@@ -82,11 +82,7 @@ class RunResult:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``simbench run``."""
     parser.add_argument("script", help="a Python file that defines main(sim)")
-    view = parser.add_mutually_exclusive_group()
-    view.add_argument("--gui", dest="gui", action="store_true", default=None,
-                      help="open the PyBullet GUI (headless, with one line, when no display answers)")
-    view.add_argument("--direct", dest="gui", action="store_false", help="headless (DIRECT) main server")
-    add_render_argument(parser)
+    add_window_arguments(parser)
     parser.add_argument("--duration", type=float, metavar="S",
                         help="stop after S seconds of simulated time (default: the script's DURATION)")
     parser.add_argument("--record", metavar="FILE", help="write a .gif (Pillow) or .mp4 (ffmpeg) of the run")
@@ -103,10 +99,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def add_render_argument(parser: argparse.ArgumentParser) -> None:
-    """``--render {continuous,sync}`` (shared by demo, run and view)."""
+def add_window_arguments(parser: argparse.ArgumentParser,
+                         direct_help: str = "headless (DIRECT) main server") -> None:
+    """``--gui | --direct`` and ``--render {continuous,sync}``, shared by demo, run and view."""
     from .sim.window import RENDER_MODES
 
+    view = parser.add_mutually_exclusive_group()
+    view.add_argument("--gui", dest="gui", action="store_true", default=None,
+                      help="open the PyBullet GUI (headless, with one line, when no display answers)")
+    view.add_argument("--direct", dest="gui", action="store_false", help=direct_help)
     parser.add_argument("--render", choices=RENDER_MODES, default="continuous",
                         help="how the GUI window draws: continuous (default; PyBullet's own render "
                              "loop) or sync (single-step rendering, redrawn ~15 times a second)")
@@ -169,6 +170,7 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     paths, checked first) raise :class:`SimbenchError`."""
     from .outputs import writable_file
     from .sim import Simulation, SimulationDone
+    from .sim.camera import describe
     from .sim.recording import check_format, check_size
 
     stream = sys.stderr if stream is None else stream
@@ -201,11 +203,8 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         if namespace.get("CAMERA"):
             sim.set_camera(**namespace["CAMERA"])
         if sim.gui:
-            c = sim.camera
-            print(f"simbench run: GUI window ({sim.window.render} rendering); camera target "
-                  f"({', '.join(f'{v:.2f}' for v in c['target'])}), distance {c['distance']:.2f} m, "
-                  f"yaw {c['yaw']:g}, pitch {c['pitch']:g} (drag with the mouse to move it)",
-                  file=stream, flush=True)
+            print(f"simbench run: GUI window ({sim.window.render} rendering); {describe(sim.camera)} "
+                  "(drag with the mouse to move it)", file=stream, flush=True)
         if record is not None:
             rec = sim.record(record, fps=fps, size=size)
             result.recording = rec.path

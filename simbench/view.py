@@ -188,14 +188,10 @@ def format_distances(distances: Sequence[Distance]) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``simbench view``."""
-    from .runner import _size, add_render_argument
+    from .runner import _size, add_window_arguments
 
     parser.add_argument("target", help="a URDF (path, pybullet_data:NAME or simbench:NAME) or a scene .toml")
-    view = parser.add_mutually_exclusive_group()
-    view.add_argument("--gui", dest="gui", action="store_true", default=None,
-                      help="open the window (the default when a display answers)")
-    view.add_argument("--direct", dest="gui", action="store_false", help="headless: write --out and exit")
-    add_render_argument(parser)
+    add_window_arguments(parser, direct_help="headless: write --out and exit")
     parser.add_argument("--q", nargs="+", default=[], metavar="NAME=VALUE",
                         help="joint values (rad or m): slider start values, or the headless picture's pose")
     parser.add_argument("--out", metavar="PNG", help="headless picture (default view.png)")
@@ -207,6 +203,7 @@ def run_cli(args: argparse.Namespace) -> int:
     """The command: returns 0, or 130 / 143 after SIGINT / SIGTERM."""
     from .outputs import writable_file
     from .runner import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, stop_on_signals
+    from .sim.camera import describe
     from .sim.recording import check_size
 
     q = parse_q(args.q)
@@ -220,9 +217,7 @@ def run_cli(args: argparse.Namespace) -> int:
         print(viewer.model.summary())
         if not viewer.sim.gui:
             viewer.sim.frame_scene(reach=False)  # headless: the pose asked for, filling the picture
-        c = viewer.sim.camera
-        print(f"camera: target ({', '.join(f'{v:.2f}' for v in c['target'])}), distance {c['distance']:.2f} m, "
-              f"yaw {c['yaw']:g}, pitch {c['pitch']:g}")
+        print(describe(viewer.sim.camera))
         print("q: " + "  ".join(f"{n}={v:.4f}" for n, v in zip(viewer.robot.joint_names, viewer.q)))
         distances = viewer.distances()
         print("distances: " + format_distances(distances), flush=True)

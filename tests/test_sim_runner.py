@@ -317,6 +317,7 @@ def test_unwritable_outputs_fail_at_once_in_one_line(tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2, (args, proc.stderr)
         lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"simbench {args[0]}: error: ") and named in lines[0], (args, lines)
+        assert len(lines) == 1, (args, lines)
+        assert lines[0].startswith(f"simbench {args[0]}: error: ") and named in lines[0], (args, lines)
         assert proc.stdout == "" and not marker.exists(), args  # nothing ran
     assert len(cases) == 6

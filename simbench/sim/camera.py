@@ -137,6 +137,13 @@ def project(points: Any, view: Sequence[float], proj: Sequence[float],
     return px, front
 
 
+def describe(camera: Mapping[str, Any]) -> str:
+    """One line: ``camera: target (x, y, z), distance d m, yaw a, pitch b``."""
+    target = ", ".join(f"{v:.2f}" for v in camera["target"])
+    return (f"camera: target ({target}), distance {float(camera['distance']):.2f} m, "
+            f"yaw {float(camera['yaw']):g}, pitch {float(camera['pitch']):g}")
+
+
 def fov_of(proj: Sequence[float]) -> tuple[float, float]:
     """Vertical field of view (degrees) and aspect (width / height) of a projection matrix:
     ``P[1, 1] = 1 / tan(fov / 2)`` and ``P[0, 0] = P[1, 1] / aspect``."""
@@ -144,4 +151,5 @@ def fov_of(proj: Sequence[float]) -> tuple[float, float]:
     return math.degrees(2 * math.atan(1 / P[1, 1])), float(P[1, 1] / P[0, 0])
 
 
-__all__ = ["scene_points", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "FOV", "HUGE"]
+__all__ = ["scene_points", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "describe",
+           "FOV", "HUGE"]
