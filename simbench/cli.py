@@ -8,7 +8,6 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from .errors import SimbenchError
 

@@ -15,7 +15,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 
 from simbench.bullet.display import choose_gui, probe_display
 

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pybullet as p
 import pytest
 from PIL import Image
 

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from .._quiet import import_pybullet
-from ..bullet.records import dynamics_info
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from ..bullet.servers import ServerPair
 from ..errors import ShapeError, SimbenchError, lookup
@@ -26,6 +25,7 @@ from ..imaging import write_png
 from . import camera as cam
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
 from .overlay import Segment
+from .poses import base_link_pose, set_base_pose
 from .overlay import annotate as annotate_image
 from .recording import Recording, check_size
 from .robot import Robot, _finite
@@ -203,38 +203,14 @@ class Simulation:
                  linear_velocity: Any = None, angular_velocity: Any = None) -> None:
         """Teleport a body's base link frame: position (3,), orientation as a quaternion
         (x, y, z, w) or a rotation matrix (3, 3), optional world-frame velocities (of the COM)."""
-        pos = np.asarray(position, dtype=float)
-        rot = np.asarray(orientation, dtype=float)
-        if pos.shape != (3,) or not np.all(np.isfinite(pos)):
-            raise ShapeError(f"position has shape {pos.shape}; expected (3,) finite metres")
-        if rot.shape == (3, 3):
-            rot = _quat_from_matrix(rot)
-        elif rot.shape != (4,) or not np.all(np.isfinite(rot)) or np.linalg.norm(rot) == 0:
-            raise ShapeError(f"orientation has shape {rot.shape}; expected a quaternion (x, y, z, w) "
-                             f"(4,) or a rotation matrix (3, 3)")
         bid = lookup(self.bodies, body, "body", "the simulation")
-        # PyBullet places the base by its inertial (COM) frame: base COM = base link * inertial
-        info = dynamics_info(bid, -1, self.client)
-        com_pos, com_orn = p.multiplyTransforms(pos.tolist(), (rot / np.linalg.norm(rot)).tolist(),
-                                                info.local_inertial_position, info.local_inertial_orientation,
-                                                physicsClientId=self.client)
-        p.resetBasePositionAndOrientation(bid, com_pos, com_orn, physicsClientId=self.client)
-        if linear_velocity is not None or angular_velocity is not None:
-            lin = [0.0] * 3 if linear_velocity is None else np.asarray(linear_velocity, float).tolist()
-            ang = [0.0] * 3 if angular_velocity is None else np.asarray(angular_velocity, float).tolist()
-            p.resetBaseVelocity(bid, lin, ang, physicsClientId=self.client)
+        set_base_pose(self.client, bid, position, orientation, linear_velocity, angular_velocity)
         self._changed()
 
     def base_pose(self, body: str) -> tuple[np.ndarray, np.ndarray]:
         """World position (3,) and quaternion (x, y, z, w) of a body's base *link frame* (PyBullet's
         ``getBasePositionAndOrientation`` gives its inertial frame instead)."""
-        bid = lookup(self.bodies, body, "body", "the simulation")
-        com_pos, com_orn = p.getBasePositionAndOrientation(bid, physicsClientId=self.client)
-        info = dynamics_info(bid, -1, self.client)
-        inv_pos, inv_orn = p.invertTransform(info.local_inertial_position, info.local_inertial_orientation,
-                                             physicsClientId=self.client)
-        pos, orn = p.multiplyTransforms(com_pos, com_orn, inv_pos, inv_orn, physicsClientId=self.client)
-        return np.array(pos), np.array(orn)
+        return base_link_pose(self.client, lookup(self.bodies, body, "body", "the simulation"))
 
     # ------------------------------------------------------------------ queries
     def detector(self, pairs: Any, **kwargs: Any):
@@ -511,26 +487,6 @@ class Simulation:
         return (f"Simulation({'GUI' if self.gui else 'DIRECT'}, dt={self.dt:g}, {state}, "
                 f"bodies={list(self.bodies)})")
 
-
-
-def _quat_from_matrix(R: np.ndarray) -> np.ndarray:
-    """Unit quaternion (x, y, z, w) of a rotation matrix (Shepperd's method)."""
-    if not np.all(np.isfinite(R)) or not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0:
-        raise ShapeError("orientation matrix is not a rotation (R R^T = 1, det R = 1)")
-    tr = np.trace(R)
-    if tr > 0:
-        s = 2 * math.sqrt(tr + 1)
-        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, s / 4]
-    else:
-        i = int(np.argmax(np.diag(R)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2 * math.sqrt(1 + R[i, i] - R[j, j] - R[k, k])
-        q = [0.0, 0.0, 0.0, (R[k, j] - R[j, k]) / s]
-        q[i] = s / 4
-        q[j] = (R[j, i] + R[i, j]) / s
-        q[k] = (R[k, i] + R[i, k]) / s
-    q = np.array(q)
-    return q / np.linalg.norm(q)
 
 
 __all__ = ["Simulation", "SimulationDone"]
