@@ -1,12 +1,14 @@
-"""The collision loop of seed post 004, in the seed's scene (KUKA iiwa among three cubes).
+"""The collision loop of Adam Heins's "shortest distances with PyBullet", in its scene (a KUKA
+iiwa among three cubes).
 
 Random configurations ``q = pi (u - 1/2)``, ``u ~ U[0, 1)^7`` are checked on the headless
 collision server, which never disturbs the running simulation. Only a configuration whose
 straight-line path from the current one is collision free (``CHECKS`` configurations along it,
 every moving link against the ground and the cubes with a ``MARGIN`` of clearance, and every
-non-adjacent pair of links against each other) is sent to the robot in the main server, which then follows that path under
-position control. While it moves, the seed's four closest-point segments (link 7 to the ground
-and to each cube) are drawn in the GUI, coloured by clearance.
+non-adjacent pair of links against each other) is sent to the robot in the main server, which
+then follows that path under position control. While it moves, the post's four closest-point
+segments (link 7 to the ground and to each cube) are drawn in the GUI and in recorded frames,
+coloured by clearance and labelled with their distances.
 
 As an independent check, the clearance between the robot's moving links and the obstacles is
 measured on the *main* server with PyBullet's own ``getClosestPoints`` while the robot moves;
@@ -21,7 +23,7 @@ import numpy as np
 
 from simbench.bullet.collision import NamedCollisionObject, robot_vs_world, self_collision_pairs
 
-SCENE = None          # the bundled seed scene, simbench:kuka_cubes.toml
+SCENE = None          # the bundled KUKA-among-cubes scene, simbench:kuka_cubes.toml
 DURATION = 20.0
 MOVE_TIME = 1.5       # s per accepted configuration
 SETTLE_TIME = 0.25    # s held at the goal
@@ -32,7 +34,7 @@ OBSTACLES = ("ground", "cube1", "cube2", "cube3")
 
 
 def sample(rng, dof: int) -> np.ndarray:
-    """The seed's random configuration: ``pi * (u - 0.5)``."""
+    """The post's random configuration: ``pi * (u - 0.5)``."""
     return math.pi * (rng.random(dof) - 0.5)
 
 
@@ -63,7 +65,7 @@ def main(sim):
         return np.logical_or(world.in_collision(q, margin=MARGIN), own.in_collision(q))
 
     link7 = NamedCollisionObject(robot.name, "lbr_iiwa_link_7")
-    seed_pairs = sim.detector([(link7, name) for name in OBSTACLES])
+    post_pairs = sim.detector([(link7, name) for name in OBSTACLES])
     moving = [i for i in robot.body.links.values() if i >= 0]
     stats = {"sampled": 0, "rejected_goal": 0, "rejected_path": 0, "moves": 0}
     min_clearance, max_reach_error, min_link7 = math.inf, 0.0, math.inf
@@ -97,10 +99,9 @@ def main(sim):
             sim.step()
             if k % draw_every == 0:
                 q = robot.q
-                results = seed_pairs.closest_points(q)
+                results = post_pairs.closest_points(q)
                 min_link7 = min(min_link7, min(r.distance for r in results))
-                if sim.gui:
-                    sim.draw_closest_points(results)
+                sim.draw_closest_points(results)  # in the window, and in recorded frames
                 min_clearance = min(min_clearance, main_server_clearance(sim, moving))
         else:
             stats["moves"] += 1
@@ -111,7 +112,7 @@ def main(sim):
     print(f"collision loop: {stats['sampled']} configurations sampled, {stats['rejected_goal']} in "
           f"collision, {stats['rejected_path']} with a colliding path, {accepted} moves done")
     print(f"  smallest robot-obstacle clearance on the main server while moving: {min_clearance:.4f} m")
-    print(f"  smallest link 7 distance (the seed's pairs, collision server): {min_link7:.4f} m")
+    print(f"  smallest link 7 distance (the post's pairs, collision server): {min_link7:.4f} m")
     print(f"  largest joint error on arrival: {max_reach_error:.2e} rad")
     return {**stats, "min_clearance_main": float(min_clearance), "min_link7_distance": float(min_link7),
             "max_reach_error": max_reach_error, "pairs_checked": len(world.pairs) + len(own.pairs)}

@@ -1,4 +1,4 @@
-"""A free rigid body on SE(3) (seed 003) showing the intermediate-axis flip (the "tennis racket"
+"""A free rigid body on SE(3) (Michael Bauer, "Rigid Body Dynamics on Lie Groups") showing the intermediate-axis flip (the "tennis racket"
 or Dzhanibekov effect), integrated by ``simbench.dynamics.rigid_body`` and shown in PyBullet.
 
 The box ``simbench:sim/flip_box.urdf`` (0.4 x 0.2 x 0.1 m, 1 kg; principal moments

@@ -23,6 +23,8 @@ _DELEGATED = {
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
     "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
     "sweep": ("simbench.sweep.cli", "large collision/dynamics/check jobs in resumable chunks, locally or on Ray"),
+    "demo": ("simbench.demo", "the bundled KUKA-among-cubes scene: move the arm, print distances"),
+    "view": ("simbench.view", "look at a URDF or scene: joint sliders, live named-link distances"),
 }
 #: subcommands that load URDF files, and so take --package and --xacro-arg
 _LOADS_URDF = ("info", "check", "run")
@@ -50,13 +52,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
         print(robot_matrix(args.urdf).table())
     return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
-    from .outputs import writable_dir
-
-    return run_demo(gui=args.gui, out=writable_dir(args.out, "--out folder"), steps=args.steps)
 
 
 def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,15 +92,7 @@ def build_parser() -> ArgumentParser:
                              "humanoids, mobile bases); q gains the base pose, v the base twist")
     p_info.set_defaults(func=cmd_info)
 
-    p_demo = sub.add_parser("demo", help="the bundled KUKA-among-cubes scene: move the arm, print distances")
-    view = p_demo.add_mutually_exclusive_group()
-    view.add_argument("--gui", dest="gui", action="store_true", default=None, help="open the PyBullet GUI")
-    view.add_argument("--direct", dest="gui", action="store_false", help="headless (DIRECT) main server")
-    p_demo.add_argument("--out", default="out", help="folder for the rendered PNG when headless (default: out)")
-    p_demo.add_argument("--steps", type=int, default=6, help="waypoints of the scripted motion (default: 6)")
-    p_demo.set_defaults(func=cmd_demo)
-
-    parsers = {"info": p_info, "demo": p_demo}
+    parsers = {"info": p_info}
     for name, (module_name, help_text) in _DELEGATED.items():
         sp = parsers[name] = sub.add_parser(name, help=help_text)
         try:

@@ -1,21 +1,24 @@
-"""``simbench demo``: the seed scene (KUKA iiwa among cubes) in the server pair.
+"""``simbench demo``: the KUKA-among-cubes scene (Adam Heins, "shortest distances with
+PyBullet") in a :class:`~simbench.sim.Simulation`.
 
-The arm moves through a scripted motion on the main server (GUI when there is a display);
-at every waypoint the collision server answers how far ``lbr_iiwa_link_7`` is from the ground
-and each cube, without touching the main server. Headless, a rendered PNG is written.
+The arm moves through a scripted motion on the main server (a window when a display answers,
+at real-time pace); at every waypoint the collision server answers how far
+``lbr_iiwa_link_7`` is from the ground and each cube, without touching the main server. The
+closest-point segments are drawn in the window (coloured by clearance, labelled with their
+distance, next to the simulated time); headless, ``OUT/demo.png`` shows the last waypoint
+with the same segments, the waypoint's number and the distances drawn in.
+
+The library part (:func:`waypoints`) yields rows; the command (:func:`run_cli`) prints them.
 """
 from __future__ import annotations
 
+import argparse
 import sys
-import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pybullet as p
-
-from .bullet.collision import CollisionDetector, NamedCollisionObject, draw_closest_points
-from .bullet.servers import connect, render
-from .imaging import write_png
 
 LINK = ("robot", "lbr_iiwa_link_7")
 OBSTACLES = ("ground", "cube1", "cube2", "cube3")
@@ -28,39 +31,121 @@ WAYPOINTS = np.array([
     [-0.785, 1.0, 0.3, -1.2, 0.0, 0.8, 0.0],
     [0.0, 0.6, 0.0, -1.6, 0.0, 0.9, 0.0],
 ])
+SETTLE_STEPS = 120   # physics steps (1/240 s) spent moving to each waypoint
+FORCE = 300.0        # N m, motor force limit
 
 
-def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = 6,
-             settle_steps: int = 120) -> int:
-    with connect(None, gui=gui) as pair:
-        robot = pair.main.robot
-        pairs = [(NamedCollisionObject(*LINK), NamedCollisionObject(name)) for name in OBSTACLES]
-        detector = CollisionDetector(pair.collision, pairs, robot="robot")
-        mode = "GUI" if pair.gui else "DIRECT (headless)"
-        print(f"simbench demo: main server {mode}, collision server DIRECT; bodies {pair.bodies}")
+@dataclass(frozen=True)
+class Row:
+    """One waypoint: its index, the arm's configuration, the distances (m) from link 7 to each
+    of :data:`OBSTACLES` and the names of those it touches."""
+
+    index: int
+    q: np.ndarray
+    distances: np.ndarray
+    colliding: tuple[str, ...]
+
+
+def waypoints(sim, steps: int = len(WAYPOINTS), settle_steps: int = SETTLE_STEPS) -> Iterator[Row]:
+    """Drive ``sim.robot`` through the first ``steps`` waypoints (all when ``steps <= 0``) and
+    yield a :class:`Row` at each; the closest points are shown with ``sim.draw_closest_points``
+    (in the window also while the arm moves)."""
+    from .bullet.collision import NamedCollisionObject
+
+    robot = sim.robot
+    link = NamedCollisionObject(*LINK)
+    detector = sim.detector([(link, NamedCollisionObject(name)) for name in OBSTACLES], robot=LINK[0])
+    count = min(steps, len(WAYPOINTS)) if steps > 0 else len(WAYPOINTS)
+    every = max(1, round(1 / 30 / sim.dt))
+
+    def follow(s) -> None:  # in the window, the segments follow the arm (30 times per simulated s)
+        if s.steps % every == 0:
+            s.draw_closest_points(detector.closest_points(robot.q, 2.0))
+
+    if sim.gui:
+        sim.add_step_callback(follow)
+    try:
+        for k in range(count):
+            robot.set_joint_targets(WAYPOINTS[k], forces=FORCE)
+            sim.step(settle_steps)
+            q = robot.q
+            points = detector.closest_points(q, 2.0)
+            sim.draw_closest_points(points)
+            dist = np.array([r.distance for r in points])
+            colliding = tuple(str(r.b.body) for r in points if r.distance < 0)
+            yield Row(k, q, dist, colliding)
+    finally:
+        sim.remove_step_callback(follow)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``simbench demo``."""
+    from .runner import add_window_arguments
+
+    add_window_arguments(parser)
+    parser.add_argument("--out", default="out", help="folder for demo.png when headless (default: out)")
+    parser.add_argument("--steps", type=int, default=len(WAYPOINTS),
+                        help=f"waypoints of the scripted motion (default: {len(WAYPOINTS)})")
+    parser.add_argument("--hold", type=float, default=0.0, metavar="S",
+                        help="keep the window open S seconds after the motion (default: 0)")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    return run_demo(gui=args.gui, out=Path(args.out), steps=args.steps, render=args.render,
+                    hold=args.hold)
+
+
+def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(WAYPOINTS),
+             settle_steps: int = SETTLE_STEPS, render: str = "continuous", hold: float = 0.0) -> int:
+    """The command: prints the table, writes ``out/demo.png`` headless; returns the exit status
+    (130 after Ctrl-C, 143 after SIGTERM)."""
+    from .outputs import writable_dir
+    from .runner import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, stop_on_signals
+    from .sim import Simulation, SimulationDone
+    from .sim.camera import describe
+
+    out = writable_dir(out, "--out folder")  # before any work
+    sim = Simulation(None, gui=gui, real_time=gui is not False, render=render)
+    restore = stop_on_signals(sim.request_stop, sys.stderr, "simbench demo")
+    try:
+        sim.real_time = sim.gui
+        mode = "GUI" if sim.gui else "DIRECT (headless)"
+        print(f"simbench demo: main server {mode}, collision server DIRECT; bodies {sim.bodies}")
+        print(describe(sim.camera) + (" (drag with the mouse to move it)" if sim.gui else ""))
         print(f"distance from {LINK[0]}:{LINK[1]} to each obstacle [m], queried on the collision server:")
-        print(f"{'waypoint':>8s}  " + "  ".join(f"{n:>8s}" for n in OBSTACLES) + "  colliding")
-        lines: list[int] = []
-        for k in range(min(steps, len(WAYPOINTS)) if steps > 0 else len(WAYPOINTS)):
-            target = WAYPOINTS[k % len(WAYPOINTS)]
-            p.setJointMotorControlArray(robot.id, robot.movable_indices, p.POSITION_CONTROL,
-                                        targetPositions=target.tolist(), forces=[300.0] * len(target),
-                                        physicsClientId=pair.main.client)
-            for _ in range(settle_steps):
-                p.stepSimulation(physicsClientId=pair.main.client)
-                if pair.gui:
-                    time.sleep(1 / 240)
-            q = robot.joint_positions()
-            dist = detector.compute_distances(q, max_distance=2.0)
-            colliding = detector.colliding_pairs(q)
-            names = ", ".join(f"{b.body}" for _, b in colliding) or "-"
-            print(f"{k:8d}  " + "  ".join(f"{d:8.4f}" for d in dist) + f"  {names}")
-            if pair.gui:
-                lines = draw_closest_points(pair.main.client, detector.closest_points(q, 2.0), replace=lines)
-        if not pair.gui:
-            out.mkdir(parents=True, exist_ok=True)
+        print(f"{'waypoint':>8s}  " + "  ".join(f"{n:>8s}" for n in OBSTACLES) + "  colliding", flush=True)
+        last = None
+        for row in waypoints(sim, steps, settle_steps):
+            print(f"{row.index:8d}  " + "  ".join(f"{d:8.4f}" for d in row.distances)
+                  + f"  {', '.join(row.colliding) or '-'}", flush=True)
+            last = row
+        if not sim.gui and last is not None:
             path = out / "demo.png"
-            write_png(path, render(pair.main.client, (640, 480), yaw=-135.0, pitch=-25.0, distance=3.2))
+            sim.screenshot(path, (640, 480), lines=_legend(last))
             print(f"wrote {path}")
-    sys.stdout.flush()
+        if sim.gui and hold > 0:
+            sim.duration = None
+            sim.advance(hold)
+    except SimulationDone as done:
+        print(f"simbench demo: stopped ({done.reason})", file=sys.stderr)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
+    finally:
+        sim.close()
+        restore()
+        sys.stdout.flush()
     return 0
+
+
+def _legend(row: Row) -> list:
+    """The text of demo.png: the waypoint and each distance in its segment's colour."""
+    from .sim.overlay import clearance_rgb
+
+    lines: list = [f"waypoint {row.index}: {LINK[0]}:{LINK[1]} to"]
+    lines += [(f"  {name}: {d:.4f} m", clearance_rgb(d)) for name, d in zip(OBSTACLES, row.distances)]
+    return lines
+
+
+__all__ = ["waypoints", "run_demo", "Row", "WAYPOINTS", "OBSTACLES", "LINK"]

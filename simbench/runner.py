@@ -11,10 +11,16 @@ A script defines ``def main(sim): ...`` and may set, at module level:
 * ``DT``: the time step (default 1/240 s); ``CAMERA``: keyword arguments of ``sim.set_camera``.
 
 ``main`` returns ``None`` or a dict of results, which are printed. The runner prints progress
-for long runs; the first Ctrl-C (or SIGTERM) makes ``sim.running`` False and the next
-``sim.step()`` raise ``SimulationDone("interrupted")``, a second one interrupts at once. Either
-way the recording is finished and both servers are closed; the exit status is then 130.
-``--gui`` without a display prints a notice and runs headless.
+for long runs. Ctrl-C (SIGINT) and SIGTERM stop the script at once, also between steps (a
+script busy computing or sleeping): the handler raises ``KeyboardInterrupt`` or
+:class:`Terminated` in the main thread, and ``sim.running`` turns False so that a script that
+catches it still stops at its next ``sim.step()``. Either way the recording is finished and
+both servers are closed; the exit status is 130 after SIGINT, 143 (128 + 15) after SIGTERM.
+A script that raises gets its recording finished too, its traceback printed, exit status 1.
+``--gui`` without a reachable display logs one line and runs headless
+(:mod:`simbench.bullet.display`); ``--render`` chooses how the window draws
+(:mod:`simbench.sim.window`). Output paths (``--record``, ``--screenshot``) are checked before
+anything runs: an unwritable one is a usage error (exit 2).
 
 A script can run itself with ``python SCRIPT.py [options]`` by ending with::
 
@@ -41,13 +47,19 @@ import numpy as np
 
 from .errors import SimbenchError
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+
+class Terminated(BaseException):
+    """Raised in the main thread by simbench's SIGTERM handler (like ``KeyboardInterrupt`` for
+    SIGINT), so that ``with`` blocks, ``finally`` clauses and finalizers run."""
 
 
 @dataclass
 class RunResult:
     """What :func:`run_script` did. ``reason``: ``"finished"`` (main returned),
-    ``"duration"``, ``"interrupted"``, ``"window closed"`` or ``"error"``."""
+    ``"duration"``, ``"interrupted"`` (SIGINT), ``"terminated"`` (SIGTERM), ``"window closed"``
+    or ``"error"``."""
 
     script: Path
     reason: str
@@ -63,16 +75,14 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        return {"interrupted": EXIT_INTERRUPTED, "error": EXIT_ERROR}.get(self.reason, EXIT_OK)
+        return {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED,
+                "error": EXIT_ERROR}.get(self.reason, EXIT_OK)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``simbench run``."""
     parser.add_argument("script", help="a Python file that defines main(sim)")
-    view = parser.add_mutually_exclusive_group()
-    view.add_argument("--gui", dest="gui", action="store_true", default=None,
-                      help="open the PyBullet GUI (falls back to headless without a display)")
-    view.add_argument("--direct", dest="gui", action="store_false", help="headless (DIRECT) main server")
+    add_window_arguments(parser)
     parser.add_argument("--duration", type=float, metavar="S",
                         help="stop after S seconds of simulated time (default: the script's DURATION)")
     parser.add_argument("--record", metavar="FILE", help="write a .gif (Pillow) or .mp4 (ffmpeg) of the run")
@@ -89,6 +99,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
+def add_window_arguments(parser: argparse.ArgumentParser,
+                         direct_help: str = "headless (DIRECT) main server") -> None:
+    """``--gui | --direct`` and ``--render {continuous,sync}``, shared by demo, run and view."""
+    from .sim.window import RENDER_MODES
+
+    view = parser.add_mutually_exclusive_group()
+    view.add_argument("--gui", dest="gui", action="store_true", default=None,
+                      help="open the PyBullet GUI (headless, with one line, when no display answers)")
+    view.add_argument("--direct", dest="gui", action="store_false", help=direct_help)
+    parser.add_argument("--render", choices=RENDER_MODES, default="continuous",
+                        help="how the GUI window draws: continuous (default; PyBullet's own render "
+                             "loop) or sync (single-step rendering, redrawn ~15 times a second)")
+
+
 def _size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
@@ -98,11 +122,16 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    """Entry point of ``simbench run``; returns the exit status (130 after Ctrl-C)."""
-    result = run_script(args.script, gui=args.gui, duration=args.duration, record=args.record,
-                        fps=args.fps, size=args.size, scene=args.scene, dt=args.dt,
-                        real_time=args.real_time, seed=args.seed, screenshot=args.screenshot,
-                        out_dir=args.out, progress=not args.quiet)
+    """Entry point of ``simbench run``; returns the exit status (130 after Ctrl-C, 143 after
+    SIGTERM)."""
+    try:
+        result = run_script(args.script, gui=args.gui, duration=args.duration, record=args.record,
+                            fps=args.fps, size=args.size, scene=args.scene, dt=args.dt,
+                            real_time=args.real_time, seed=args.seed, screenshot=args.screenshot,
+                            out_dir=args.out, progress=not args.quiet, render=args.render)
+    except Terminated:  # before the handlers were installed or after they were restored
+        print("simbench run: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
     return result.exit_code
 
 
@@ -135,13 +164,23 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
                size: tuple[int, int] = (640, 480), scene: Any = None, dt: float | None = None,
                real_time: bool | None = None, seed: int | None = None,
                screenshot: str | os.PathLike | None = None, out_dir: str | os.PathLike = "out",
-               progress: bool = True, stream: IO[str] | None = None) -> RunResult:
+               progress: bool = True, stream: IO[str] | None = None, render: str = "continuous") -> RunResult:
     """Run ``script``'s ``main(sim)``; see the module docstring. Script errors are printed
-    with their traceback (``reason="error"``); setup errors raise :class:`SimbenchError`."""
+    with their traceback (``reason="error"``); setup errors (including unwritable output
+    paths, checked first) raise :class:`SimbenchError`."""
+    from .outputs import writable_file
     from .sim import Simulation, SimulationDone
+    from .sim.camera import describe
+    from .sim.recording import check_format, check_size
 
     stream = sys.stderr if stream is None else stream
     script = Path(script)
+    if record is not None:  # before any work: a bad path is a one-line usage error
+        check_format(record)
+        check_size(size)
+        writable_file(record, "recording")
+    if screenshot is not None:
+        writable_file(screenshot, "screenshot")
     namespace = load_script(script)
     main = namespace.get("main")
     if not callable(main):
@@ -153,7 +192,7 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         duration = namespace.get("DURATION")  # Simulation checks it (and dt)
     dt = float(dt if dt is not None else namespace.get("DT", 1 / 240))
 
-    sim = Simulation(scene_arg, gui=gui, dt=dt, real_time=False, duration=duration, seed=seed)
+    sim = Simulation(scene_arg, gui=gui, dt=dt, real_time=False, duration=duration, seed=seed, render=render)
     result = RunResult(script=script, reason="finished", gui=sim.gui)
     wall0 = time.perf_counter()
     restore = _install_stop_handlers(sim, stream)
@@ -163,6 +202,9 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         sim.out_dir = Path(out_dir)
         if namespace.get("CAMERA"):
             sim.set_camera(**namespace["CAMERA"])
+        if sim.gui:
+            print(f"simbench run: GUI window ({sim.window.render} rendering); {describe(sim.camera)} "
+                  "(drag with the mouse to move it)", file=stream, flush=True)
         if record is not None:
             rec = sim.record(record, fps=fps, size=size)
             result.recording = rec.path
@@ -174,14 +216,16 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
             result.reason = done.reason
         except KeyboardInterrupt:
             result.reason = "interrupted"
+        except Terminated:
+            result.reason = "terminated"
         except Exception as exc:
             if sim.gui and not _connected(sim):  # the user closed the window mid-call
                 result.reason = "window closed"
             else:  # the script's own bug: show where it is
                 result.reason, result.error = "error", exc
                 traceback.print_exc(file=stream)
-        if result.reason == "finished" and sim._stop == "interrupted":
-            result.reason = "interrupted"  # main saw sim.running go False and returned
+        if result.reason == "finished" and sim._stop in ("interrupted", "terminated"):
+            result.reason = sim._stop  # main caught the signal's exception and returned
     finally:
         # finishing the recording must not be cut short by another Ctrl-C
         _ignore_signals()
@@ -207,34 +251,48 @@ def _connected(sim: Any) -> bool:
 
 
 def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2.0):
-    """A step callback printing ``t`` and the speed every ``every`` wall-clock seconds."""
-    state = {"next": wall0 + every}
+    """A step callback printing ``t`` and the speed every ``every`` wall-clock seconds, timed
+    from the first step (loading the scene is not simulation time)."""
+    state: dict[str, float] = {}
 
     def callback(sim: Any) -> None:
         now = time.perf_counter()
-        if now >= state["next"] and sim.t > 0:
+        if not state:
+            state.update(start=now, t0=sim.t, next=now + every)
+        elif now >= state["next"]:
             state["next"] = now + every
             total = f" / {sim.duration:g} s" if sim.duration is not None else " s"
-            print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({sim.t / (now - wall0):.2f}x real time)",
+            speed = (sim.t - state["t0"]) / (now - state["start"])
+            print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({speed:.2f}x real time)",
                   file=stream, flush=True)
 
     return callback
 
 
 def _install_stop_handlers(sim: Any, stream: IO[str]):
-    """First SIGINT/SIGTERM: ask the simulation to stop at its next step; second: interrupt."""
+    """SIGINT / SIGTERM: stop the simulation and raise ``KeyboardInterrupt`` / :class:`Terminated`
+    in the main thread at once (a script between steps stops too). Returns the restorer."""
+    return stop_on_signals(sim.request_stop, stream, "simbench run")
+
+
+def stop_on_signals(request_stop: Any, stream: IO[str] | None, prefix: str):
+    """Install the SIGINT / SIGTERM handlers of ``simbench run``, ``demo`` and ``view``:
+    ``request_stop(reason)`` (may be None), one line on ``stream``, then raise. Returns a
+    function that restores the previous handlers (a no-op outside the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    hits = {"n": 0}
 
     def handler(signum: int, frame: Any) -> None:
-        hits["n"] += 1
-        if hits["n"] == 1:
-            sim.request_stop("interrupted")
-            print(f"\nsimbench run: {signal.Signals(signum).name}: stopping at the next step "
-                  "(press Ctrl-C again to stop at once)", file=stream, flush=True)
-        else:
+        reason = "interrupted" if signum == signal.SIGINT else "terminated"
+        if request_stop is not None:
+            request_stop(reason)
+        if stream is not None:
+            print(f"\n{prefix}: {signal.Signals(signum).name}: stopping (finishing the recording, "
+                  "closing the servers)", file=stream, flush=True)
+        _ignore_signals()  # the clean-up that follows must not be cut short
+        if signum == signal.SIGINT:
             raise KeyboardInterrupt
+        raise Terminated(signal.Signals(signum).name)
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
 
@@ -253,6 +311,7 @@ def _ignore_signals() -> None:
 
 def _report(result: RunResult, stream: IO[str]) -> None:
     how = {"finished": "finished", "duration": "reached its duration", "interrupted": "interrupted",
+           "terminated": "terminated (SIGTERM)",
            "window closed": "stopped: the GUI window was closed", "error": "failed"}.get(result.reason, result.reason)
     lines = [f"simbench run: {result.script.name} {how} at t = {result.t:.3f} s ({result.steps} steps, "
              f"{result.wall:.1f} s wall, {'GUI' if result.gui else 'headless'}); servers closed"]
@@ -288,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimbenchError as exc:
         print(f"simbench run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("simbench run: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def test_servers_scene_time_and_close():
     s = Simulation(gui=False, dt=1 / 100)
     clients = (s.client, s.collision_client)
     assert not s.gui and s.client != s.collision_client
-    assert list(s.bodies) == ["ground", "robot", "cube1", "cube2", "cube3"]  # the bundled seed scene
+    assert list(s.bodies) == ["ground", "robot", "cube1", "cube2", "cube3"]  # the bundled KUKA-among-cubes scene
     assert p.getPhysicsEngineParameters(physicsClientId=s.client)["fixedTimeStep"] == pytest.approx(0.01)
     assert s.step(7) == pytest.approx(0.07) and s.steps == 7 and s.t == pytest.approx(0.07)
     assert s.advance(0.5) == pytest.approx(0.57)
@@ -266,7 +266,7 @@ def test_gif_writer_survives_an_interrupted_frame(tmp_path):
 
 
 def test_mp4_without_ffmpeg_says_so(sim, tmp_path, monkeypatch):
-    monkeypatch.setattr("simbench.sim.ffmpeg_executable", lambda: None)
+    monkeypatch.setattr("simbench.sim.recording.ffmpeg_executable", lambda: None)
     with pytest.raises(RecordingError, match="needs ffmpeg.*imageio-ffmpeg.*\\.gif"):
         sim.record(tmp_path / "run.mp4")
     assert not (tmp_path / "run.mp4").exists()

@@ -1,88 +1,98 @@
 """The GUI (or DIRECT) main server and the DIRECT collision server, holding the same scene.
 
-The idea is the seed post 004's: queries run on a second, headless server so they never
-disturb the simulation that is running. Both servers load the same bodies in the same order,
+The idea is Adam Heins's ("shortest distances with PyBullet"): queries run on a second,
+headless server so they never disturb the simulation that is running. Both servers load the same bodies in the same order,
 so body ids are equal in both.
 """
 from __future__ import annotations
 
 import os
-import sys
 import threading
-from pathlib import Path
+import weakref
 from typing import Any
 
 import numpy as np
 import pybullet as p
 
+from .._quiet import quiet_fds
 from ..errors import SimbenchError
+from .display import choose_gui_held, display_available  # noqa: F401  (display_available: re-exported)
 from .scene import LoadedScene, Scene, load_scene
 
 _gui_lock = threading.Lock()
 _gui_client: int | None = None
 
 
-def display_available() -> bool:
-    """True when an X display can be reached (``p.connect(p.GUI)`` without one kills the process)."""
-    display = os.environ.get("DISPLAY", "")
-    if not display or sys.platform != "linux":
-        return bool(display) or sys.platform == "darwin" or os.name == "nt"
-    host, _, rest = display.rpartition(":")
-    number = rest.split(".")[0]
-    if host in ("", "unix"):
-        return Path(f"/tmp/.X11-unix/X{number}").exists()
-    return True  # a remote display: trust it
-
-
-def open_client(gui: bool | None = None, *, notice: bool = True) -> tuple[int, bool]:
-    """Connect to a new PyBullet server: GUI when asked (``None``: when a display exists), else
-    DIRECT. Returns ``(client, is_gui)``. A second GUI in one process is a clear error."""
-    global _gui_client
-    have_display = display_available()
-    want_gui = have_display if gui is None else bool(gui)
-    if (want_gui or gui is None) and not have_display:
-        if notice:
-            print("simbench: no display found (DISPLAY unset or unreachable); using a headless "
-                  "DIRECT server instead of the GUI", file=sys.stderr)
-        want_gui = False
-    if not want_gui:
+def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, bool]:
+    """Connect to a new PyBullet server: GUI when asked and a display answers (``None``: when
+    one answers), else DIRECT with one logged line (see :mod:`simbench.bullet.display`).
+    Returns ``(client, is_gui)``. ``options`` go to ``p.connect(p.GUI, options=...)`` (e.g.
+    ``"--width=800 --height=600"``). A second GUI in one process is a clear error."""
+    use_gui, held = choose_gui_held(gui)
+    if not use_gui:
         return p.connect(p.DIRECT), False
+    try:
+        return _open_gui(options), True
+    finally:
+        if held is not None:  # the probe's X connection, closed once PyBullet has its own
+            held.close()
+
+
+def _open_gui(options: str) -> int:
+    global _gui_client
     with _gui_lock:
         if _gui_client is not None and p.isConnected(physicsClientId=_gui_client):
             raise SimbenchError("PyBullet allows one GUI server per process and one is already open "
                                 f"(client {_gui_client}); close it first or use gui=False")
-        client = p.connect(p.GUI)
+        with quiet_fds(1):  # PyBullet prints its OpenGL set-up on stdout, up to the first frame
+            client = p.connect(p.GUI, options=options)
+            if client >= 0:
+                p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=client)
+                p.removeUserDebugItem(p.addUserDebugText(" ", [0, 0, 0], physicsClientId=client),
+                                      physicsClientId=client)
         if client < 0:
             raise SimbenchError("PyBullet could not open a GUI window")
         _gui_client = client
-    p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=client)
-    return client, True
+    return client
 
 
 def close_client(client: int) -> None:
+    """Disconnect ``client`` if it is still connected (safe to call twice)."""
     global _gui_client
     if p.isConnected(physicsClientId=client):
-        p.disconnect(physicsClientId=client)
+        if client == _gui_client:
+            with quiet_fds(1):  # and its thread shutdown
+                p.disconnect(physicsClientId=client)
+        else:
+            p.disconnect(physicsClientId=client)
     if client == _gui_client:
         _gui_client = None
+
+
+def _close_clients(clients: list[int]) -> None:
+    """Finalizer of a :class:`ServerPair`: must not refer to the pair itself."""
+    for client in clients:
+        close_client(client)
 
 
 class ServerPair:
     """The main server (``.main``) and the collision server (``.collision``), each a
     :class:`~simbench.bullet.scene.LoadedScene` with ``.client`` and ``.bodies``."""
 
-    def __init__(self, scene: Scene | str | os.PathLike | None = None, gui: bool | None = None):
+    def __init__(self, scene: Scene | str | os.PathLike | None = None, gui: bool | None = None, *,
+                 options: str = ""):
         self.scene = load_scene(scene)
-        client, self.gui = open_client(gui)
-        collision_client = -1
+        client, self.gui = open_client(gui, options=options)
+        # lifetime: the clients are released when the pair is closed, garbage-collected or the
+        # interpreter exits, whichever comes first (the finalizer holds the ids, not the pair)
+        self._clients = [client]
+        self._finalizer = weakref.finalize(self, _close_clients, self._clients)
         try:
             self.main: LoadedScene = self.scene.load(client)
-            collision_client = p.connect(p.DIRECT)
-            self.collision: LoadedScene = self.scene.load(collision_client)
+            self._clients.append(p.connect(p.DIRECT))
+            self.collision: LoadedScene = self.scene.load(self._clients[-1])
         except BaseException:
-            close_client(client)
-            if collision_client >= 0:
-                close_client(collision_client)
+            self._finalizer()
             raise
         if self.main.bodies != self.collision.bodies:  # cannot happen with fresh clients
             raise SimbenchError(f"body ids differ between servers: {self.main.bodies} vs "
@@ -93,9 +103,12 @@ class ServerPair:
         return self.main.bodies
 
     def close(self) -> None:
-        for loaded in (getattr(self, "collision", None), getattr(self, "main", None)):
-            if loaded is not None:
-                close_client(loaded.client)
+        """Disconnect both servers (safe to call twice)."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
 
     def __enter__(self) -> "ServerPair":
         return self
@@ -158,7 +171,8 @@ class ServerPair:
 def connect(scene: Scene | str | os.PathLike | None = None, gui: bool | None = None) -> ServerPair:
     """Open the main server and the collision server with ``scene`` loaded in both.
 
-    ``gui=None`` opens a GUI when a display exists, otherwise DIRECT with a one-line notice.
+    ``gui=None`` opens a GUI when a display answers, otherwise DIRECT with one logged line
+    (:mod:`simbench.bullet.display`). Released on ``close()``, when garbage-collected and at exit.
     Use as a context manager: ``with simbench.connect("scene.toml") as pair: ...``.
     """
     return ServerPair(scene, gui)

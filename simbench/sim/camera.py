@@ -1,0 +1,155 @@
+"""Cameras: framing a scene from its bodies' axis-aligned bounding boxes (AABBs), and projecting world
+points to pixels with the camera's view and projection matrices.
+
+PyBullet's matrices are OpenGL's, flattened column-major (16 floats): a world point ``x`` maps
+to clip coordinates ``c = P V [x, 1]``, to normalised device coordinates ``c[:3] / c[3]`` in
+[-1, 1], and to pixels ``u = (x_ndc + 1) w / 2``, ``v = (1 - y_ndc) h / 2`` (row 0 at the
+top). The camera looks along its -z axis (OpenGL convention; *OpenGL Programming Guide*,
+"Viewing").
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._quiet import import_pybullet
+
+p = import_pybullet()
+
+#: a body whose bounding box is wider than this (m) in some axis is a ground or a terrain:
+#: it is left out of the framing (a PyBullet plane is 200 m wide)
+HUGE = 20.0
+#: the field of view (degrees, vertical) of headless frames
+FOV = 60.0
+NEAR, FAR = 0.02, 100.0
+
+
+def _matrix(flat: Sequence[float]) -> np.ndarray:
+    """A 4x4 matrix from PyBullet's column-major 16 floats."""
+    return np.asarray(flat, dtype=float).reshape(4, 4).T
+
+
+def body_bounds(client: int, body: int) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the AABBs of a body's links (world frame, m)."""
+    n = p.getNumJoints(body, physicsClientId=client)
+    boxes = np.array([p.getAABB(body, li, physicsClientId=client) for li in range(-1, n)], dtype=float)
+    return boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)
+
+
+def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+
+
+def _directions() -> np.ndarray:
+    """26 unit vectors: the faces, edges and corners of a cube around the origin."""
+    d = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)],
+                 dtype=float)
+    return d / np.linalg.norm(d, axis=1, keepdims=True)
+
+
+def scene_points(client: int, bodies: Iterable[int], reach: bool = True) -> np.ndarray | None:
+    """Points (N, 3) that a viewer wants to see: the corners of every body's AABB except
+    grounds (wider than :data:`HUGE`), and for a body with joints points on the sphere its
+    links can sweep: around its base, with the farthest AABB corner of its links as radius (an
+    arm upright at the start reaches that far in any direction), cut at the ground's top (or,
+    without a ground, at the lowest AABB); ``reach=False`` leaves the spheres out (the bodies
+    as they are now). None when nothing is left."""
+    points, grounds, boxes = [], [], []
+    for body in bodies:
+        lo, hi = body_bounds(client, body)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            continue
+        if np.any(hi - lo > HUGE):
+            grounds.append(hi[2])
+            continue
+        corners = _corners(lo, hi)
+        points.append(corners)
+        boxes.append(corners)
+        if reach and p.getNumJoints(body, physicsClientId=client) > 0:
+            base = np.asarray(p.getBasePositionAndOrientation(body, physicsClientId=client)[0])
+            reach = float(np.linalg.norm(corners - base, axis=1).max())
+            points.append(base + reach * _directions())
+    if not points:
+        return None
+    pts = np.concatenate(points)
+    # nothing is seen below the ground's top, or without a ground below the lowest body
+    floor = max(grounds) if grounds else float(np.concatenate(boxes)[:, 2].min())
+    pts[:, 2] = np.maximum(pts[:, 2], floor)
+    return pts
+
+
+def _axes(yaw: float, pitch: float) -> np.ndarray:
+    """Rows: the camera's right, up and backward axes in the world frame (PyBullet's yaw and
+    pitch in degrees, z up)."""
+    view = _matrix(p.computeViewMatrixFromYawPitchRoll([0, 0, 0], 1.0, yaw, pitch, 0, 2))
+    return view[:3, :3]
+
+
+def framing(points: Any, *, fov: float = FOV, aspect: float = 4 / 3, yaw: float = 45.0,
+            pitch: float = -30.0, margin: float = 1.05) -> dict[str, Any]:
+    """An orbit camera (``target``, ``distance``, ``yaw``, ``pitch``) looking at the centre of
+    the bounding box of ``points`` (N, 3) from which every point is inside the view: with a
+    point at ``(x, y, z)`` in camera axes relative to the target, the distance is the largest
+    ``z + |x| / tan(fov_h / 2)`` and ``z + |y| / tan(fov_v / 2)``, times ``margin``.
+    ``fov`` is the vertical field of view (degrees), ``aspect`` width / height."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    target = (pts.min(axis=0) + pts.max(axis=0)) / 2
+    cam = (pts - target) @ _axes(yaw, pitch).T
+    tan_v = math.tan(math.radians(fov) / 2)
+    tan_h = tan_v * aspect
+    need = np.maximum(cam[:, 2] + np.abs(cam[:, 0]) / tan_h, cam[:, 2] + np.abs(cam[:, 1]) / tan_v)
+    distance = max(float(need.max()) * margin, 0.2)
+    return {"target": tuple(float(v) for v in target), "distance": distance, "yaw": float(yaw),
+            "pitch": float(pitch)}
+
+
+def eye(camera: Mapping[str, Any]) -> np.ndarray:
+    """World position (3,) of an orbit camera's eye: ``distance`` behind the target."""
+    axes = _axes(float(camera["yaw"]), float(camera["pitch"]))
+    return np.asarray(camera["target"], dtype=float) + float(camera["distance"]) * axes[2]
+
+
+def matrices(camera: Mapping[str, Any], size: tuple[int, int], fov: float = FOV) -> tuple[list, list]:
+    """PyBullet view and projection matrices (flat, column-major) of an orbit ``camera``
+    (a dict with ``target``, ``distance``, ``yaw``, ``pitch``) for an image of ``size``."""
+    w, h = size
+    view = p.computeViewMatrixFromYawPitchRoll(list(camera["target"]), float(camera["distance"]),
+                                               float(camera["yaw"]), float(camera["pitch"]), 0, 2)
+    proj = p.computeProjectionMatrixFOV(fov, w / h, NEAR, FAR)
+    return list(view), list(proj)
+
+
+def project(points: Any, view: Sequence[float], proj: Sequence[float],
+            size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel coordinates (..., 2) (column, row; row 0 at the top) of world points (..., 3),
+    and whether each lies in front of the camera."""
+    pts = np.asarray(points, dtype=float)
+    homo = np.concatenate([pts, np.ones(pts.shape[:-1] + (1,))], axis=-1)
+    clip = homo @ (_matrix(proj) @ _matrix(view)).T
+    wcl = clip[..., 3]
+    front = wcl > 1e-9
+    ndc = clip[..., :2] / np.where(front, wcl, 1.0)[..., None]
+    w, h = size
+    px = np.stack([(ndc[..., 0] + 1) * w / 2, (1 - ndc[..., 1]) * h / 2], axis=-1)
+    return px, front
+
+
+def describe(camera: Mapping[str, Any]) -> str:
+    """One line: ``camera: target (x, y, z), distance d m, yaw a, pitch b``."""
+    target = ", ".join(f"{v:.2f}" for v in camera["target"])
+    return (f"camera: target ({target}), distance {float(camera['distance']):.2f} m, "
+            f"yaw {float(camera['yaw']):g}, pitch {float(camera['pitch']):g}")
+
+
+def fov_of(proj: Sequence[float]) -> tuple[float, float]:
+    """Vertical field of view (degrees) and aspect (width / height) of a projection matrix:
+    ``P[1, 1] = 1 / tan(fov / 2)`` and ``P[0, 0] = P[1, 1] / aspect``."""
+    P = _matrix(proj)
+    return math.degrees(2 * math.atan(1 / P[1, 1])), float(P[1, 1] / P[0, 0])
+
+
+__all__ = ["scene_points", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "describe",
+           "FOV", "HUGE"]

@@ -1,0 +1,139 @@
+"""What a picture of a simulation carries besides the scene: the simulated time, closest-point
+segments coloured by clearance with their distances, and a few lines of text, drawn into
+headless images and recording frames with Pillow (PyBullet's debug lines and texts show only
+in the GUI window, never in ``getCameraImage`` frames).
+
+The witness points are projected with the camera's own view and projection matrices
+(:func:`simbench.sim.camera.project`), so the drawn segment lies on the rendered links.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .camera import project
+
+log = logging.getLogger(__name__)
+
+#: clearance (m) at which a segment is drawn fully green; red at or below zero
+FAR = 0.3
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A closest-point segment between two named objects: world points ``a`` and ``b`` (m)
+    and the signed ``distance`` (negative: penetration); ``label`` names the pair."""
+
+    a: tuple[float, float, float]
+    b: tuple[float, float, float]
+    distance: float
+    label: str = ""
+
+    @classmethod
+    def from_result(cls, result: Any) -> "Segment | None":
+        """From a :class:`~simbench.bullet.collision.ClosestPoints`; None when nothing was
+        found within the query's ``max_distance``."""
+        a, b = np.asarray(result.point_a, dtype=float), np.asarray(result.point_b, dtype=float)
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            return None
+        label = getattr(result.b, "body", "") or str(getattr(result, "b", ""))
+        return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), str(label))
+
+    @property
+    def text(self) -> str:
+        """The distance as shown next to the segment."""
+        return f"{self.distance:.3f} m"
+
+
+def clearance_rgb(distance: float, far: float = FAR) -> tuple[float, float, float]:
+    """RGB in [0, 1] for a clearance: red at or below 0, through yellow, to green at ``far``.
+    The same colours as :func:`simbench.bullet.collision.clearance_color`."""
+    if distance <= 0:
+        return (1.0, 0.0, 0.0)
+    t = min(max(distance / far, 0.0), 1.0) if far > 0 else 1.0
+    return (min(1.0, 2.0 * (1.0 - t)), min(1.0, 2.0 * t), 0.0)
+
+
+def _rgb255(color: Sequence[float]) -> tuple[int, int, int]:
+    return tuple(int(round(255 * min(max(c, 0.0), 1.0))) for c in color[:3])  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=8)
+def _font(size: int) -> Any:
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)  # a scalable font (Pillow >= 10.1)
+    except TypeError:
+        return ImageFont.load_default()
+
+
+def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Sequence[float] | None = None,
+             segments: Sequence[Segment] = (), time: float | None = None,
+             lines: Sequence[str | tuple[str, Sequence[float]]] = (), far: float = FAR) -> np.ndarray:
+    """A copy of ``image`` (H, W, 3) uint8 with ``segments`` (projected with ``view`` and
+    ``proj``) drawn as lines coloured by clearance, each labelled with its distance, and in the
+    top-left corner ``t = ... s`` followed by ``lines`` (plain text or ``(text, rgb)``).
+    Without Pillow the image comes back unchanged (one logged line)."""
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError:
+        _warn_no_pillow()
+        return image
+    img = Image.fromarray(np.ascontiguousarray(image[:, :, :3], dtype=np.uint8))
+    draw = ImageDraw.Draw(img)
+    h, w = image.shape[:2]
+    size = max(9, min(16, h // 32))
+    font = _font(size)
+    if segments and view is not None and proj is not None:
+        ends = np.array([[s.a, s.b] for s in segments], dtype=float)
+        px, front = project(ends, view, proj, (w, h))
+        width = max(2, h // 160)
+        placed: list[tuple[float, float, float, float]] = []
+        for seg, uv, ok in zip(segments, px, front):
+            if not ok.all() or not np.all(np.abs(uv) < 4 * max(w, h)):
+                continue
+            color = _rgb255(clearance_rgb(seg.distance, far))
+            draw.line([tuple(uv[0]), tuple(uv[1])], fill=color, width=width)
+            for end in uv:
+                r = width + 1
+                draw.ellipse([end[0] - r, end[1] - r, end[0] + r, end[1] + r], fill=color)
+            mid = uv.mean(axis=0)
+            x0, y0 = float(mid[0] + 4), float(mid[1] - size - 2)
+            x1, y1 = draw.textbbox((x0, y0), seg.text, font=font)[2:]
+            while any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed):
+                y0, y1 = y0 + size + 2, y1 + size + 2  # below the labels already placed
+            placed.append((x0, y0, x1, y1))
+            draw.text((x0, y0), seg.text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
+    texts: list[tuple[str, tuple[int, int, int]]] = []
+    if time is not None:
+        texts.append((f"t = {time:.3f} s", (255, 255, 255)))
+    for line in lines:
+        if isinstance(line, str):
+            texts.append((line, (255, 255, 255)))
+        else:
+            texts.append((str(line[0]), _rgb255(line[1])))
+    y = 4
+    for text, color in texts:
+        draw.text((6, y), text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
+        y += size + 4
+    return np.asarray(img)
+
+
+_warned = False
+
+
+def _warn_no_pillow() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        log.warning("simbench: drawing time and distances into images needs Pillow "
+                    "(pip install 'simbench[video]'); images are left unannotated")
+
+
+__all__ = ["Segment", "annotate", "clearance_rgb", "FAR"]

@@ -1,0 +1,276 @@
+"""The handle of one body with movable joints: state, control by joint name, resets.
+
+Control follows PyBullet: every joint starts with PyBullet's default velocity motor (target
+0); :meth:`Robot.set_joint_targets` gives position or velocity targets to the motors;
+:meth:`Robot.set_torques` switches the named joints' motors off (``VELOCITY_CONTROL`` with
+force 0, which torque control needs) and applies the torques as a zero-order hold: PyBullet
+clears applied torques after every step, so :meth:`Simulation.step` re-applies them.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._quiet import import_pybullet
+from ..bullet.records import JointState, LinkState, joint_info
+from ..bullet.scene import LoadedBody
+from ..errors import ShapeError, SimbenchError, lookup
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+p = import_pybullet()
+
+
+class Robot:
+    """One body of the simulation with movable joints, addressed by joint names.
+
+    ``q``, ``qd`` and ``tau`` are arrays in ``joint_names`` order (the URDF's, = the order of
+    ``sim.model``); setters take such an array or a ``{joint name: value}`` mapping.
+    """
+
+    def __init__(self, sim: "Simulation", body: LoadedBody):
+        self._sim = weakref.ref(sim)  # no cycle: a dropped simulation is freed at once
+        self.body = body
+        self.name, self.id = body.name, body.id
+        self._client = sim.client
+        self.joint_names: tuple[str, ...] = body.movable_names
+        self._position = {n: i for i, n in enumerate(self.joint_names)}
+        self._idx = np.array(body.movable_indices, dtype=int)
+        info = [joint_info(body.id, int(j), self._client) for j in self._idx]
+        if any(row.type == p.JOINT_SPHERICAL for row in info):
+            raise SimbenchError(f"body {self.name!r} has spherical joints; sim.robot drives only "
+                                f"revolute and prismatic joints")
+        effort = np.array([row.max_force for row in info], dtype=float)
+        #: motor force limits used by set_joint_targets when none are given (the URDF's effort
+        #: limits; 500 N or N m where the file gives none)
+        self.max_forces = np.where(np.isfinite(effort) & (effort > 0), effort, 500.0)
+        self._torque = np.zeros(self.dof, dtype=bool)   # joints under torque control
+        self._tau = np.zeros(self.dof)
+        self._modes = ["velocity"] * self.dof           # PyBullet's default motors
+        self._pos_target: dict[int, tuple[float, dict]] = {}  # joint -> (force, gains)
+        spec_joints = body.spec.joints if body.spec is not None else {}
+        #: the configuration the scene loads (its ``joints`` table, 0 elsewhere); ``reset()`` target
+        self.initial_q = np.array([float(spec_joints.get(n, 0.0)) for n in self.joint_names])
+
+    @property
+    def sim(self) -> "Simulation":
+        sim = self._sim()
+        if sim is None:
+            raise SimbenchError(f"the simulation of robot {self.name!r} no longer exists")
+        return sim
+
+    # ------------------------------------------------------------------ state
+    @property
+    def dof(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def model(self):
+        """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it (same
+        joint order; gravity in the base frame, the scene's ``scale``): see
+        :attr:`~simbench.bullet.scene.LoadedBody.model`."""
+        return self.body.model
+
+    def _states(self) -> list[JointState]:
+        rows = p.getJointStates(self.id, self._idx.tolist(), physicsClientId=self._client)
+        return [JointState(*row) for row in rows]
+
+    @property
+    def q(self) -> np.ndarray:
+        """Joint positions (rad or m), shape (dof,)."""
+        return np.array([s.position for s in self._states()], dtype=float)
+
+    @property
+    def qd(self) -> np.ndarray:
+        """Joint velocities, shape (dof,)."""
+        return np.array([s.velocity for s in self._states()], dtype=float)
+
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, qd)`` from one PyBullet call (in the GUI every call is a round trip to the
+        window's thread, so this is twice as fast as reading ``q`` and ``qd``)."""
+        states = self._states()
+        return (np.array([s.position for s in states], dtype=float),
+                np.array([s.velocity for s in states], dtype=float))
+
+    @property
+    def tau(self) -> np.ndarray:
+        """Applied joint torques/forces: the commanded ones for joints under torque control
+        (PyBullet reports 0 there), the motor's for the others."""
+        motor = np.array([s.applied_torque for s in self._states()], dtype=float)
+        return np.where(self._torque, self._tau, motor)
+
+    @property
+    def modes(self) -> dict[str, str]:
+        """Control mode per joint: ``"position"``, ``"velocity"`` or ``"torque"``."""
+        return dict(zip(self.joint_names, self._modes))
+
+    def joint_index(self, name: str) -> int:
+        """Position of joint ``name`` in ``q``."""
+        return lookup(self._position, name, "joint", f"body {self.name!r}")
+
+    def link_pose(self, link: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """World position (3,) and quaternion (x, y, z, w) of a link frame (None: the base)."""
+        li = self.body.link_index(link)
+        if li < 0:
+            return self.sim.base_pose(self.name)
+        st = LinkState(*p.getLinkState(self.id, li, computeForwardKinematics=True,
+                                       physicsClientId=self._client))
+        return np.array(st.frame_position), np.array(st.frame_orientation)
+
+    # ------------------------------------------------------------------ values by name
+    def _values(self, value: Any, what: str, partial: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(joint positions in q, values) from an array (dof,) or a mapping by joint name."""
+        if isinstance(value, Mapping):
+            sel = np.array([self.joint_index(str(k)) for k in value], dtype=int)
+            if not partial and len(set(sel.tolist())) != self.dof:
+                missing = [n for n in self.joint_names if n not in value]
+                raise ShapeError(f"{what} is missing joints {missing}; expected every joint of "
+                                 f"{list(self.joint_names)}")
+            vals = np.array([_finite(v, f"{what}[{k!r}]") for k, v in value.items()], dtype=float)
+            return sel, vals
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ShapeError(f"{what} = {value!r}; expected {self.dof} numbers for joints "
+                             f"{list(self.joint_names)} or a mapping by joint name") from None
+        if arr.shape != (self.dof,):
+            raise ShapeError(f"{what} has shape {arr.shape}; expected ({self.dof},) with joints in "
+                             f"order {list(self.joint_names)}")
+        if not np.all(np.isfinite(arr)):
+            i = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise ShapeError(f"{what} holds {arr[i]} for joint {self.joint_names[i]!r}; expected finite numbers")
+        return np.arange(self.dof), arr
+
+    def _velocities_for(self, sel: np.ndarray, qd: Any) -> np.ndarray:
+        """The velocities that go with positions for joints ``sel``: zeros when ``qd`` is None,
+        else ``qd``, which must name the same joints in the same order."""
+        if qd is None:
+            return np.zeros(len(sel))
+        sel_qd, qdv = self._values(qd, "qd", partial=True)
+        if not np.array_equal(sel, sel_qd):
+            raise ShapeError("q and qd must name the same joints in the same order")
+        return qdv
+
+    # ------------------------------------------------------------------ control
+    def set_joint_targets(self, q: Any = None, qd: Any = None, *, kp: float | Sequence[float] | None = None,
+                          kd: float | Sequence[float] | None = None, forces: Any = None) -> None:
+        """Position targets ``q`` (with optional velocity targets ``qd``) or, with ``q=None``,
+        velocity targets ``qd`` for PyBullet's joint motors.
+
+        A mapping by joint name commands only those joints. ``kp``/``kd`` are PyBullet's
+        ``positionGain``/``velocityGain`` (its motor drives ``kp (q* - q) + kd (qd* - qd)`` to
+        zero within the force limit; defaults 0.1 and 1.0); ``forces`` are the motor force
+        limits (default :attr:`max_forces`). Joints under torque control switch back to motors.
+        """
+        if q is None and qd is None:
+            raise SimbenchError("set_joint_targets needs position targets q or velocity targets qd")
+        if q is not None:
+            sel, qv = self._values(q, "q", partial=True)
+            qdv = self._velocities_for(sel, qd)
+            mode, label = p.POSITION_CONTROL, "position"
+        else:
+            sel, qdv = self._values(qd, "qd", partial=True)
+            qv, mode, label = None, p.VELOCITY_CONTROL, "velocity"
+        kwargs: dict[str, Any] = {"targetVelocities": qdv.tolist()}
+        if qv is not None:
+            kwargs["targetPositions"] = qv.tolist()
+        f = self.max_forces[sel] if forces is None else self._broadcast(forces, len(sel), "forces", nonneg=True)
+        kwargs["forces"] = f.tolist()
+        if kp is not None:
+            kwargs["positionGains"] = self._broadcast(kp, len(sel), "kp", nonneg=True).tolist()
+        if kd is not None:
+            kwargs["velocityGains"] = self._broadcast(kd, len(sel), "kd", nonneg=True).tolist()
+        p.setJointMotorControlArray(self.id, self._idx[sel].tolist(), mode, physicsClientId=self._client,
+                                    **kwargs)
+        self._torque[sel] = False
+        gains = {key: kwargs[key] for key in ("positionGains", "velocityGains") if key in kwargs}
+        for k, i in enumerate(sel):
+            self._modes[i] = label
+            if qv is not None:  # remembered so that reset() can move the target along
+                self._pos_target[int(i)] = (float(f[k]), {key[:-1]: val[k] for key, val in gains.items()})
+            else:
+                self._pos_target.pop(int(i), None)
+
+    def set_torques(self, tau: Any) -> None:
+        """Pure torque control: joint torques (N m) / forces (N), held until changed.
+
+        The first call for a joint switches its motor off (``VELOCITY_CONTROL`` with force 0);
+        the torques are applied at every following :meth:`Simulation.step` (PyBullet clears
+        them after each step). No clipping to the effort limits. A mapping by joint name sets
+        only those joints.
+        """
+        sel, vals = self._values(tau, "tau", partial=True)
+        new = sel[~self._torque[sel]]
+        if len(new):
+            p.setJointMotorControlArray(self.id, self._idx[new].tolist(), p.VELOCITY_CONTROL,
+                                        forces=[0.0] * len(new), physicsClientId=self._client)
+        self._torque[sel] = True
+        self._tau[sel] = vals
+        for i in sel:
+            self._modes[i] = "torque"
+            self._pos_target.pop(int(i), None)
+
+    def release(self) -> None:
+        """Let every joint move freely: torque control with zero torque (motors off)."""
+        self.set_torques(np.zeros(self.dof))
+
+    def _apply(self) -> None:
+        if self._torque.any():
+            p.setJointMotorControlArray(self.id, self._idx[self._torque].tolist(), p.TORQUE_CONTROL,
+                                        forces=self._tau[self._torque].tolist(), physicsClientId=self._client)
+
+    def reset(self, q: Any = None, qd: Any = None) -> None:
+        """Teleport the joints to ``q`` (default: the scene's initial configuration) with
+        velocities ``qd`` (default 0). Joints under position control get ``q`` as their new
+        target so they stay there; torques and modes are kept."""
+        sel, qv = (np.arange(self.dof), self.initial_q) if q is None else self._values(q, "q", partial=True)
+        qdv = self._velocities_for(sel, qd)
+        p.resetJointStatesMultiDof(self.id, self._idx[sel].tolist(), targetValues=[[float(a)] for a in qv],
+                                   targetVelocities=[[float(b)] for b in qdv], physicsClientId=self._client)
+        for k, i in enumerate(sel):
+            if int(i) in self._pos_target:
+                force, gains = self._pos_target[int(i)]
+                p.setJointMotorControl2(self.id, int(self._idx[i]), p.POSITION_CONTROL, targetPosition=float(qv[k]),
+                                        targetVelocity=float(qdv[k]), force=force, physicsClientId=self._client,
+                                        **gains)
+        self.sim._changed()
+
+    def change_dynamics(self, links: str | Sequence[str] | None = None, **kwargs: Any) -> None:
+        """``p.changeDynamics(**kwargs)`` for the named link(s), default every link (base
+        included), e.g. ``linearDamping=0, angularDamping=0`` to switch off PyBullet's default
+        velocity damping (0.04 on every link) and ``jointDamping=0`` for the URDF's joint damping."""
+        if links is None:
+            indices = list(self.body.links.values())
+        else:
+            names = [links] if isinstance(links, str) else list(links)
+            indices = [self.body.link_index(n) for n in names]
+        for li in indices:
+            p.changeDynamics(self.id, li, physicsClientId=self._client, **kwargs)
+
+    def _broadcast(self, value: Any, n: int, what: str, nonneg: bool = False) -> np.ndarray:
+        arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else \
+            np.asarray(value, dtype=float)
+        if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (nonneg and np.any(arr < 0)):
+            raise ShapeError(f"{what} = {value!r}; expected one non-negative number or {n} of them")
+        return arr
+
+    def __repr__(self) -> str:
+        return f"Robot({self.name!r}, dof={self.dof}, joints={list(self.joint_names)})"
+
+
+def _finite(v: Any, what: str) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ShapeError(f"{what} = {v!r}; expected a number") from None
+    if not math.isfinite(x):
+        raise ShapeError(f"{what} = {v!r}; expected a finite number")
+    return x
+
+
+__all__ = ["Robot"]

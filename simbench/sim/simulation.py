@@ -1,0 +1,492 @@
+"""The simulation loop: one object that owns the server pair, steps time, drives the robot,
+shows what happens in the window and records it.
+
+Lifetime: a :class:`Simulation` releases its PyBullet clients and finishes its recordings
+when closed, when garbage-collected (``weakref.finalize``; nothing in it refers back to it, so
+a dropped simulation is freed at once) and at interpreter exit.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._quiet import import_pybullet
+from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
+from ..bullet.servers import ServerPair
+from ..errors import ShapeError, SimbenchError, lookup
+from ..imaging import write_png
+from . import camera as cam
+from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
+from .overlay import Segment
+from .poses import base_link_pose, set_base_pose
+from .overlay import annotate as annotate_image
+from .recording import Recording, check_size
+from .robot import Robot, _finite
+from .window import OVERLAY_HZ, REDRAW_HZ, Window, check_render
+
+p = import_pybullet()
+
+
+class SimulationDone(BaseException):
+    """Raised by :meth:`Simulation.step` once the run is over: its ``duration`` is reached, a
+    stop was requested (Ctrl-C under ``simbench run``) or the GUI window was closed.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``) so that a script's ``except Exception``
+    does not swallow it. ``reason`` is ``"duration"``, ``"interrupted"``, ``"window closed"``,
+    ``"closed"`` (stepping a closed simulation) or the text given to
+    :meth:`Simulation.request_stop`. :meth:`Simulation.run_until` stops without raising it.
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _release(recordings: list[Recording], pair: ServerPair) -> None:
+    """Finalizer of a :class:`Simulation` (holds its recordings and pair, not the simulation)."""
+    try:
+        for rec in list(recordings):
+            try:
+                rec.stop()
+            except Exception:  # noqa: BLE001 - still close the servers
+                pass
+    finally:
+        pair.close()
+
+
+class Simulation:
+    """The main server (GUI or DIRECT) and the collision server with ``scene`` loaded, plus
+    simulated time, the robot, the window, recordings and collision detectors.
+
+    ``scene``: a :class:`~simbench.bullet.scene.Scene`, a TOML path, a dict in the scene-file
+    layout (relative URDF paths are taken from the current directory), or ``None`` for the
+    bundled KUKA-among-cubes scene. ``gui``: ``True``, ``False`` or ``None`` (a window when a
+    display answers; see :mod:`simbench.bullet.display` for the fallback). ``dt``: the physics
+    time step (s). ``real_time``: sleep so that simulated time keeps pace with the wall clock.
+    ``duration``: when set, :meth:`step` raises :class:`SimulationDone` once ``t`` reaches it.
+    ``seed``: for ``sim.rng``. ``render``: ``"continuous"`` (default) or ``"sync"``, with
+    ``redraw_hz``, ``overlay_hz`` and ``shadows``: how the window draws (measurements in
+    :mod:`simbench.sim.window`). The camera starts framed on the scene's bodies (their AABBs,
+    see :func:`simbench.sim.camera.scene_points`); the user can move it in the window.
+    """
+
+    def __init__(self, scene: Scene | str | os.PathLike | Mapping | None = None, gui: bool | None = None,
+                 dt: float = 1 / 240, real_time: bool = False, *, duration: float | None = None,
+                 seed: int | None = None, render: str = "continuous", shadows: bool = False,
+                 redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
+        dt = float(dt)
+        if not (math.isfinite(dt) and 0 < dt <= 1):
+            raise SimbenchError(f"dt = {dt!r}; expected a time step in seconds, 0 < dt <= 1")
+        if duration is not None and not (math.isfinite(float(duration)) and float(duration) > 0):
+            raise SimbenchError(f"duration = {duration!r}; expected a positive number of seconds or None")
+        check_render(render)
+        if isinstance(scene, Mapping):
+            scene = Scene.from_dict(scene)
+        self.dt, self.real_time = dt, bool(real_time)
+        self.duration = duration
+        self.rng = np.random.default_rng(seed)
+        #: where scripts write plots and data (``simbench run --out``)
+        self.out_dir = Path("out")
+        self._steps = 0
+        self._stop: str | None = None
+        self._recordings: list[Recording] = []
+        self._callbacks: list[Callable[["Simulation"], None]] = []
+        self._robot: Robot | None = None
+        self._handles: dict[str, Robot] = {}
+        self._overlays: dict[str, list[Segment]] = {}
+        self._wall0: float | None = None
+        self._closed = False
+        self.window: Window | None = None
+        self.pair: ServerPair = ServerPair(scene, gui)
+        self._finalizer = weakref.finalize(self, _release, self._recordings, self.pair)
+        try:
+            p.setTimeStep(dt, physicsClientId=self.client)
+            if self.gui:
+                self.window = Window(self.client, render, shadows=shadows, redraw_hz=redraw_hz,
+                                     overlay_hz=overlay_hz)
+            #: the orbit camera of headless frames (and, in the GUI, the window's start view)
+            self.camera = self.frame_scene()
+            if self.window is not None:
+                self.window.tick(0.0, force=True)
+        except BaseException:
+            self._finalizer()
+            raise
+
+    # ------------------------------------------------------------------ servers & bodies
+    @property
+    def client(self) -> int:
+        """The main server's PyBullet client id."""
+        return self.pair.main.client
+
+    @property
+    def collision_client(self) -> int:
+        return self.pair.collision.client
+
+    @property
+    def gui(self) -> bool:
+        """True when the main server is a GUI window."""
+        return bool(self.pair.gui)
+
+    @property
+    def scene(self) -> LoadedScene:
+        """The scene as loaded in the main server (``.bodies``: name -> id)."""
+        return self.pair.main
+
+    @property
+    def bodies(self) -> dict[str, int]:
+        return self.pair.main.bodies
+
+    def body(self, name: str) -> LoadedBody:
+        return self.pair.main.body(name)
+
+    @property
+    def robot(self) -> Robot:
+        """The scene's robot (its ``robot`` key, else a body named "robot", else the first body
+        with movable joints)."""
+        if self._robot is None:
+            self._robot = self.handle(self.pair.main.robot_name)
+        return self._robot
+
+    def handle(self, name: str) -> Robot:
+        """A :class:`Robot` for any body with movable joints, by name."""
+        if name not in self._handles:
+            body = self.pair.main.body(name)
+            if not body.movable_indices:
+                raise SceneError(f"body {name!r} has no movable joints")
+            self._handles[name] = Robot(self, body)
+        return self._handles[name]
+
+    @property
+    def model(self):
+        """Our :class:`~simbench.model.RobotModel` of the robot as PyBullet simulates it (base
+        orientation and ``scale`` included; see :attr:`~simbench.bullet.scene.LoadedBody.model`)."""
+        return self.robot.model
+
+    def add_body(self, *args: Any, **kwargs: Any) -> Any:
+        """Load a body into both servers (``ServerPair.add_body``)."""
+        return self._pair_call("add_body", *args, **kwargs)
+
+    def remove_body(self, name: str) -> Any:
+        """Remove a body from both servers (``ServerPair.remove_body``)."""
+        self._handles.pop(name, None)
+        if self._robot is not None and self._robot.name == name:
+            self._robot = None
+        return self._pair_call("remove_body", name)
+
+    def _pair_call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        fn = getattr(self.pair, method, None)
+        if fn is None:
+            raise SimbenchError(f"sim.{method} needs ServerPair.{method}, which this installation "
+                                "lacks; load the body through the scene file instead")
+        result = fn(*args, **kwargs)
+        self._changed()
+        return result
+
+    def _changed(self) -> None:
+        """Tell the collision server's sync that the main world changed."""
+        mark = getattr(self.pair, "mark_changed", None)
+        if mark is not None:
+            mark()
+
+    def reset(self, q: Any = None, qd: Any = None) -> None:
+        """Reset the robot's joints (see :meth:`Robot.reset`); ``t`` is not changed."""
+        self.robot.reset(q, qd)
+
+    def set_pose(self, body: str, position: Any, orientation: Any = (0, 0, 0, 1),
+                 linear_velocity: Any = None, angular_velocity: Any = None) -> None:
+        """Teleport a body's base link frame: position (3,), orientation as a quaternion
+        (x, y, z, w) or a rotation matrix (3, 3), optional world-frame velocities (of the COM)."""
+        bid = lookup(self.bodies, body, "body", "the simulation")
+        set_base_pose(self.client, bid, position, orientation, linear_velocity, angular_velocity)
+        self._changed()
+
+    def base_pose(self, body: str) -> tuple[np.ndarray, np.ndarray]:
+        """World position (3,) and quaternion (x, y, z, w) of a body's base *link frame* (PyBullet's
+        ``getBasePositionAndOrientation`` gives its inertial frame instead)."""
+        return base_link_pose(self.client, lookup(self.bodies, body, "body", "the simulation"))
+
+    # ------------------------------------------------------------------ queries
+    def detector(self, pairs: Any, **kwargs: Any):
+        """A collision detector for ``pairs`` of named objects, bound to the collision server
+        (queries never move the main simulation): ``ServerPair.detector`` where it exists."""
+        kwargs.setdefault("robot", self.pair.main.robot_name)
+        made = getattr(self.pair, "detector", None)
+        if made is not None:
+            return made(pairs, **kwargs)
+        from ..bullet.collision import CollisionDetector
+
+        return CollisionDetector(self.pair.collision, pairs=list(pairs), **kwargs)
+
+    def contacts(self, a: Any = None, b: Any = None) -> list[Contact]:
+        """Contact points of the last step by name (see :mod:`simbench.sim.contacts`)."""
+        return contacts(self, a, b)
+
+    def ray_test(self, start: Any, end: Any) -> RayHit:
+        """The first body and link hit along ``start -> end`` in the main world."""
+        return ray_test(self, start, end)
+
+    def ray_test_batch(self, starts: Any, ends: Any) -> RayBatch:
+        """:meth:`ray_test` for rays of shape (..., 3)."""
+        return ray_test_batch(self, starts, ends)
+
+    def draw_closest_points(self, results: Sequence[Any], key: str = "closest") -> list[Segment]:
+        """Show closest-point results (``detector.closest_points(q)``) under ``key``: in the GUI
+        as lines coloured by clearance with distance labels (pushed at most ``overlay_hz`` times
+        per second), and drawn into recorded frames and screenshots. A later call with the same
+        ``key`` replaces them; an empty list removes them."""
+        segments = [s for s in (Segment.from_result(r) for r in results) if s is not None]
+        self._overlays[key] = segments
+        if self.window is not None:
+            self.window.show(key, segments)
+        return segments
+
+    @property
+    def overlays(self) -> dict[str, list[Segment]]:
+        """The closest-point segments being shown, by key."""
+        return dict(self._overlays)
+
+    # ------------------------------------------------------------------ time
+    @property
+    def t(self) -> float:
+        """Simulated time (s) since the start: ``steps * dt``."""
+        return self._steps * self.dt
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    @property
+    def running(self) -> bool:
+        """False once the duration is reached, a stop was requested or the window closed."""
+        return self._done_reason() is None
+
+    def request_stop(self, reason: str = "stop requested") -> None:
+        """Make ``running`` False and the next :meth:`step` raise :class:`SimulationDone`
+        (safe to call from a signal handler)."""
+        if self._stop is None:
+            self._stop = reason
+
+    def _done_reason(self) -> str | None:
+        if self._stop is not None:
+            return self._stop
+        if self._closed:
+            return "closed"
+        if self.duration is not None and self._steps >= math.ceil(self.duration / self.dt - 1e-6):
+            return "duration"
+        if self.gui and not p.isConnected(physicsClientId=self.client):
+            return "window closed"
+        return None
+
+    def step(self, n: int = 1) -> float:
+        """Advance ``n`` physics steps of ``dt``; returns ``t``. Per step: apply held torques,
+        ``stepSimulation``, run the step callbacks, write due recording frames, update the
+        window and, with ``real_time``, sleep to keep pace with the wall clock. Raises
+        :class:`SimulationDone` when the run is over."""
+        n = int(n)
+        if n < 0:
+            raise SimbenchError(f"step(n={n}): n must be >= 0")
+        for _ in range(n):
+            reason = self._done_reason()
+            if reason is not None:
+                raise SimulationDone(reason)
+            for handle in self._handles.values():
+                handle._apply()
+            p.stepSimulation(physicsClientId=self.client)
+            self._steps += 1
+            self._changed()
+            for cb in list(self._callbacks):  # first, so that frames show what they set
+                cb(self)
+            for rec in list(self._recordings):
+                rec._on_step()
+            if self.window is not None:
+                self.window.tick(self.t)
+            if self.real_time:
+                self._pace()
+        return self.t
+
+    def advance(self, seconds: float) -> float:
+        """Step for ``seconds`` of simulated time (rounded to whole steps); returns ``t``."""
+        return self.step(max(0, round(float(seconds) / self.dt)))
+
+    def run_until(self, t: float, callback: Callable[["Simulation"], None] | None = None) -> float:
+        """Step until simulated time ``t`` (rounded to whole steps) or until the run is over,
+        whichever comes first, without raising :class:`SimulationDone`; ``callback(sim)`` is a
+        step callback meanwhile (see :meth:`add_step_callback`). Returns ``t``."""
+        n = round(float(t) / self.dt)
+        if callback is not None:
+            self.add_step_callback(callback)
+        try:
+            while self.running and self._steps < n:
+                self.step()
+        finally:
+            if callback is not None:
+                self.remove_step_callback(callback)
+        return self.t
+
+    def add_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
+        """Call ``fn(sim)`` after every physics step (before recording frames are taken)."""
+        self._callbacks.append(fn)
+
+    def remove_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
+        if fn in self._callbacks:
+            self._callbacks.remove(fn)
+
+    def _pace(self) -> None:
+        now = time.perf_counter()
+        if self._wall0 is None:
+            self._wall0, self._pace_t0 = now, self.t
+            return
+        lag = (self._wall0 + (self.t - self._pace_t0)) - now
+        if lag > 0:
+            time.sleep(lag)
+        elif lag < -0.25:  # far behind (slow machine or a pause): do not rush to catch up
+            self._wall0, self._pace_t0 = now, self.t
+
+    # ------------------------------------------------------------------ camera & images
+    def frame_scene(self, yaw: float | None = None, pitch: float = -30.0, apply: bool = True,
+                    reach: bool = True) -> dict[str, Any]:
+        """An orbit camera framing every body (grounds left out; see
+        :func:`~simbench.sim.camera.scene_points`), set as ``sim.camera`` (and the window's
+        view) when ``apply``; returns it. ``reach=False`` frames the bodies as they are now
+        instead of the space their joints can sweep. Without ``yaw``, the first of 225, 135, 315 and 45
+        degrees from which the robot is in sight (a ray from the camera to its centre hits the
+        robot first) is used."""
+        fov, aspect = cam.FOV, 4 / 3
+        if self.window is not None:
+            window = self.window.camera()
+            fov, aspect = cam.fov_of(window["proj"])[0], window["size"][0] / window["size"][1]
+        points = cam.scene_points(self.client, self.bodies.values(), reach=reach)
+        camera = {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": 225.0 if yaw is None else yaw, "pitch": pitch}
+        if points is not None:
+            for candidate in ((225.0, 135.0, 315.0, 45.0) if yaw is None else (yaw,)):
+                camera = cam.framing(points, fov=fov, aspect=aspect, yaw=candidate, pitch=pitch)
+                if yaw is not None or self._in_sight(camera):
+                    break
+            else:
+                camera = cam.framing(points, fov=fov, aspect=aspect, yaw=225.0, pitch=pitch)
+        if apply:
+            self.camera = camera
+            if self.window is not None:
+                self.window.set_camera(camera)
+        return camera
+
+    def _in_sight(self, camera: Mapping[str, Any]) -> bool:
+        """Whether the robot's centre is visible from ``camera``'s eye (no other body between)."""
+        try:
+            name = self.pair.main.robot_name
+        except SceneError:
+            return True
+        bid = self.bodies[name]
+        lo, hi = cam.body_bounds(self.client, bid)
+        centre = (lo + hi) / 2
+        eye = cam.eye(camera)
+        hit = p.rayTest(eye.tolist(), centre.tolist(), physicsClientId=self.client)[0]
+        return hit[0] in (-1, bid)
+
+    def set_camera(self, target: Any = None, distance: float | None = None, yaw: float | None = None,
+                   pitch: float | None = None) -> None:
+        """Orbit camera used for headless frames and, in the GUI, for the window's view."""
+        if target is not None:
+            t = np.asarray(target, dtype=float)
+            if t.shape != (3,) or not np.all(np.isfinite(t)):
+                raise ShapeError(f"camera target has shape {t.shape}; expected (3,) finite metres")
+            self.camera["target"] = tuple(t.tolist())
+        for key, val in (("distance", distance), ("yaw", yaw), ("pitch", pitch)):
+            if val is not None:
+                self.camera[key] = _finite(val, f"camera {key}")
+        if self.window is not None:
+            self.window.set_camera(self.camera)
+
+    def camera_matrices(self, size: tuple[int, int] = (640, 480)) -> tuple[list, list]:
+        """View and projection matrices (PyBullet's flat lists) of :meth:`frame` at ``size``:
+        the window's camera in the GUI (as the user left it), ``sim.camera`` headless."""
+        w, h = check_size(size)
+        if self.window is not None:  # the window's view and field of view, at this aspect
+            window = self.window.camera()
+            fov = cam.fov_of(window["proj"])[0]
+            return window["view"], list(p.computeProjectionMatrixFOV(fov, w / h, cam.NEAR, cam.FAR))
+        return cam.matrices(self.camera, (w, h))
+
+    def frame(self, size: tuple[int, int] = (640, 480), annotate: bool = False,
+              lines: Sequence[Any] = (), show_time: bool = True) -> np.ndarray:
+        """An RGB image (H, W, 3) uint8 of the scene: in the GUI what the window's camera sees
+        (OpenGL renderer), headless the orbit camera ``sim.camera`` (tiny renderer). With
+        ``annotate``: the simulated time, the closest-point segments shown by
+        :meth:`draw_closest_points` (with their distances) and ``lines`` of text drawn in
+        (``show_time=False`` leaves the time out)."""
+        w, h = check_size(size)
+        view, proj = self.camera_matrices((w, h))
+        renderer = p.ER_BULLET_HARDWARE_OPENGL if self.gui else p.ER_TINY_RENDERER
+        _, _, rgba, _, _ = p.getCameraImage(w, h, view, proj, renderer=renderer, physicsClientId=self.client)
+        image = np.asarray(rgba, dtype=np.uint8).reshape(h, w, 4)[:, :, :3].copy()
+        if not annotate:
+            return image
+        segments = [s for segs in self._overlays.values() for s in segs]
+        return annotate_image(image, view=view, proj=proj, segments=segments,
+                              time=self.t if show_time else None, lines=lines)
+
+    def screenshot(self, path: str | os.PathLike | None = None, size: tuple[int, int] = (640, 480),
+                   annotate: bool = True, lines: Sequence[Any] = (), show_time: bool = True) -> np.ndarray:
+        """:meth:`frame` (annotated by default), also written as a PNG when ``path`` is given."""
+        img = self.frame(size, annotate=annotate, lines=lines, show_time=show_time)
+        if path is not None:
+            from ..outputs import writable_file
+
+            write_png(writable_file(path, "screenshot"), img)
+        return img
+
+    def record(self, path: str | os.PathLike, fps: float = 30, size: tuple[int, int] = (640, 480),
+               annotate: bool = True) -> Recording:
+        """Start writing a GIF (needs Pillow) or MP4 (needs ffmpeg) of the run: a frame now and
+        every ``1/fps`` s of simulated time, annotated (time, distances) unless ``annotate`` is
+        False. Finished by ``.stop()``, by leaving a ``with`` block, or when the simulation
+        closes. A clear error up front when the path, the format or its encoder is unusable."""
+        rec = Recording(self, path, fps, size, annotate=annotate)
+        self._recordings.append(rec)
+        return rec
+
+    @property
+    def recordings(self) -> tuple[Recording, ...]:
+        return tuple(self._recordings)
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Finish every recording, then disconnect both servers. Safe to call twice."""
+        if self._closed:
+            return
+        errors = []
+        for rec in list(self._recordings):
+            try:
+                rec.stop()
+            except Exception as exc:  # still close the servers
+                errors.append(exc)
+        self._closed = True
+        self._finalizer()
+        if errors:
+            raise errors[0]
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> "Simulation":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"t={self.t:.4g} s"
+        return (f"Simulation({'GUI' if self.gui else 'DIRECT'}, dt={self.dt:g}, {state}, "
+                f"bodies={list(self.bodies)})")
+
+
+
+__all__ = ["Simulation", "SimulationDone"]

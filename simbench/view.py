@@ -1,0 +1,268 @@
+"""``simbench view URDF|SCENE``: look at a robot before doing anything with it (in the spirit of
+PyBullet's example scripts and urdf-viz).
+
+In the window, a slider per movable joint (``addUserDebugParameter``, the URDF's limits;
+continuous and unlimited revolute joints get -pi..pi, unlimited prismatic ones -1..1 m) drives
+the robot kinematically (no physics step). With a scene, the named-link distances of its pairs,
+or of the robot against each other body (the closest robot link to each), are drawn as
+clearance-coloured segments with labels and printed whenever they change by 0.5 mm or more.
+``info``'s summary of the robot is printed on start.
+
+Headless (``--direct``, or no display answers): ``--q NAME=VALUE ...`` sets joints and ``--out
+view.png`` (the default) receives one picture annotated with the distances.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._quiet import import_pybullet
+from .errors import SimbenchError
+
+p = import_pybullet()
+
+UNLIMITED_PRISMATIC = 1.0   # m, slider half-range of a prismatic joint without limits
+POLL_S = 1 / 30             # s between slider reads
+CHANGE_M = 5e-4             # m, a distance change worth printing
+
+
+def slider_limits(model: Any) -> dict[str, tuple[float, float]]:
+    """``{joint name: (lower, upper)}`` of the sliders: the URDF's limits; -pi..pi for continuous
+    joints and revolute joints without (finite, increasing) limits; +-1 m for such prismatic ones."""
+    out = {}
+    for name in model.joint_names:
+        j = model.joint_all_names.index(name)
+        lo, hi, kind = float(model.joint_lower[j]), float(model.joint_upper[j]), model.joint_type[j]
+        if kind == "continuous" or not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            half = UNLIMITED_PRISMATIC if kind == "prismatic" else math.pi
+            lo, hi = -half, half
+        out[name] = (lo, hi)
+    return out
+
+
+def parse_q(items: Sequence[str]) -> dict[str, float]:
+    """``["NAME=VALUE", ...]`` as a mapping; a clear error for a malformed item."""
+    q = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            q[name] = float(value)
+        except ValueError:
+            raise SimbenchError(f"--q {item!r}: expected NAME=VALUE with a joint name and a number "
+                                "(radians or metres), e.g. lbr_iiwa_joint_2=0.5") from None
+        if not math.isfinite(q[name]):
+            raise SimbenchError(f"--q {item!r}: expected a finite number")
+    return q
+
+
+def scene_of(target: str) -> Any:
+    """A scene from a TOML file, or a one-body scene (fixed base, named "robot") from a URDF."""
+    from .bullet.scene import Scene
+
+    if target.endswith(".toml"):
+        from .paths import resolve_path
+
+        return Scene.from_toml(resolve_path(target))
+    return Scene.from_dict({"body": [{"name": "robot", "urdf": target, "fixed_base": True}]},
+                           base_dir=Path.cwd(), source=target)
+
+
+@dataclass(frozen=True)
+class Distance:
+    """The closest points between the robot and one obstacle (or one pair of the scene)."""
+
+    label: str
+    distance: float
+    result: Any
+
+
+class Viewer:
+    """A :class:`~simbench.sim.Simulation` of ``target`` with joint sliders (GUI) and distances.
+    ``q``: start values by joint name (clipped into the slider limits)."""
+
+    def __init__(self, target: str, gui: bool | None = None, q: Mapping[str, float] | None = None,
+                 render: str = "continuous"):
+        from .sim import Simulation
+
+        self.sim = Simulation(scene_of(target), gui=gui, render=render)
+        try:
+            self.robot = self.sim.robot
+            self.model = self.robot.model
+            self.limits = slider_limits(self.model)
+            start = dict(zip(self.robot.joint_names, self.robot.initial_q.tolist()))
+            for name, value in (q or {}).items():
+                self.robot.joint_index(name)  # unknown names: one clear line with close matches
+                start[name] = value
+            self.start = {n: float(np.clip(start[n], *self.limits[n])) for n in self.robot.joint_names}
+            self.groups = self._pairs()
+            self.detector = self.sim.detector([pair for _, pairs in self.groups for pair in pairs]) \
+                if self.groups else None
+            self.sliders: dict[str, int] = {}
+            if self.sim.window is not None:  # no time readout: nothing steps here
+                self.sim.window.show_time = False
+                self.sim.window.clear()
+            if self.sim.gui:
+                p.configureDebugVisualizer(p.COV_ENABLE_GUI, 1, physicsClientId=self.sim.client)
+                for flag in (p.COV_ENABLE_RGB_BUFFER_PREVIEW, p.COV_ENABLE_DEPTH_BUFFER_PREVIEW,
+                             p.COV_ENABLE_SEGMENTATION_MARK_PREVIEW):
+                    p.configureDebugVisualizer(flag, 0, physicsClientId=self.sim.client)
+                for name in self.robot.joint_names:
+                    lo, hi = self.limits[name]
+                    self.sliders[name] = p.addUserDebugParameter(name, lo, hi, self.start[name],
+                                                                 physicsClientId=self.sim.client)
+            self.q = self.apply(self.start)
+        except BaseException:
+            self.sim.close()
+            raise
+
+    def _pairs(self) -> list[tuple[str, list]]:
+        """``[(label, pairs), ...]``: the scene's own pairs (one label each) when it has some,
+        else, per other body, every robot link against it."""
+        from .bullet.collision import as_pair, robot_vs_world
+
+        scene_pairs = getattr(self.sim.pair.scene, "pairs", None)
+        if scene_pairs:
+            pairs = [as_pair(x) for x in scene_pairs]
+            return [(f"{a} - {b}", [(a, b)]) for a, b in pairs]
+        others = [n for n in self.sim.bodies if n != self.robot.name]
+        out = []
+        for name in others:
+            pairs = robot_vs_world(self.sim.pair.collision, self.robot.name, [name])
+            if pairs:
+                out.append((name, pairs))
+        return out
+
+    def read_sliders(self) -> dict[str, float]:
+        """The sliders' values by joint name (``readUserDebugParameter``); headless, the start values."""
+        if not self.sliders:
+            return dict(self.start)
+        return {name: float(p.readUserDebugParameter(item, physicsClientId=self.sim.client))
+                for name, item in self.sliders.items()}
+
+    def apply(self, q: Mapping[str, float]) -> np.ndarray:
+        """Put the robot at ``q`` (by joint name); returns q in ``joint_names`` order."""
+        self.robot.reset(dict(q))
+        return self.robot.q
+
+    def distances(self, max_distance: float = 2.0) -> list[Distance]:
+        """Per group, the closest pair: its label, signed distance (m) and closest points
+        (shown with ``sim.draw_closest_points``)."""
+        if self.detector is None:
+            return []
+        results = self.detector.closest_points(self.q, max_distance)
+        out, k = [], 0
+        for label, pairs in self.groups:
+            chunk = results[k:k + len(pairs)]
+            k += len(pairs)
+            best = min(chunk, key=lambda r: r.distance)
+            link = getattr(best.a, "link", None)
+            out.append(Distance(f"{label} ({link})" if link and len(pairs) > 1 else label, float(best.distance), best))
+        self.sim.draw_closest_points([d.result for d in out if math.isfinite(d.result.point_a[0])])
+        return out
+
+    def poll(self) -> list[Distance] | None:
+        """Read the sliders; when the configuration changed, apply it and return the distances."""
+        q = self.read_sliders()
+        if np.allclose([q[n] for n in self.robot.joint_names], self.q, atol=1e-6, rtol=0):
+            return None
+        self.q = self.apply(q)
+        return self.distances()
+
+    def close(self) -> None:
+        self.sim.close()
+
+
+def format_distances(distances: Sequence[Distance]) -> str:
+    return "  ".join(f"{d.label}: {d.distance:.4f} m" for d in distances) or "(no other bodies: no distances)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``simbench view``."""
+    from .runner import _size, add_window_arguments
+
+    parser.add_argument("target", help="a URDF (path, pybullet_data:NAME or simbench:NAME) or a scene .toml")
+    add_window_arguments(parser, direct_help="headless: write --out and exit")
+    parser.add_argument("--q", nargs="+", default=[], metavar="NAME=VALUE",
+                        help="joint values (rad or m): slider start values, or the headless picture's pose")
+    parser.add_argument("--out", metavar="PNG", help="headless picture (default view.png)")
+    parser.add_argument("--size", type=_size, default=(800, 600), metavar="WxH", help="picture size (800x600)")
+    parser.add_argument("--duration", type=float, metavar="S", help="close the window after S seconds")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """The command: returns 0, or 130 / 143 after SIGINT / SIGTERM."""
+    from .outputs import writable_file
+    from .runner import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, stop_on_signals
+    from .sim.camera import describe
+    from .sim.recording import check_size
+
+    q = parse_q(args.q)
+    out = None if args.out is None else writable_file(args.out, "--out picture")  # before any work
+    size = check_size(args.size)
+    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
+        raise SimbenchError(f"--duration {args.duration!r}: expected a positive number of seconds")
+    viewer = Viewer(args.target, gui=args.gui, q=q, render=args.render)
+    restore = stop_on_signals(None, sys.stderr, "simbench view")
+    try:
+        print(viewer.model.summary())
+        if not viewer.sim.gui:
+            viewer.sim.frame_scene(reach=False)  # headless: the pose asked for, filling the picture
+        print(describe(viewer.sim.camera))
+        print("q: " + "  ".join(f"{n}={v:.4f}" for n, v in zip(viewer.robot.joint_names, viewer.q)))
+        distances = viewer.distances()
+        print("distances: " + format_distances(distances), flush=True)
+        if not viewer.sim.gui:
+            path = out if out is not None else writable_file("view.png", "--out picture")
+            lines = [f"{viewer.robot.name}: {viewer.model.name}"] + [
+                (f"{d.label}: {d.distance:.4f} m", _rgb(d.distance)) for d in distances]
+            viewer.sim.screenshot(path, size, lines=lines, show_time=False)
+            print(f"wrote {path}")
+            return 0
+        print("move the sliders (right panel); close the window or press Ctrl-C to quit", flush=True)
+        t_end = None if args.duration is None else time.perf_counter() + args.duration
+        last_q_line = 0.0
+        while t_end is None or time.perf_counter() < t_end:
+            if not p.isConnected(physicsClientId=viewer.sim.client):
+                break
+            changed = viewer.poll()
+            now = time.perf_counter()
+            if changed is not None and (_moved(distances, changed) or (not changed and now - last_q_line > 0.5)):
+                print("q: " + "  ".join(f"{n}={v:.4f}" for n, v in zip(viewer.robot.joint_names, viewer.q)))
+                last_q_line = now
+                if changed:
+                    print("distances: " + format_distances(changed), flush=True)
+                distances = changed
+            if viewer.sim.window is not None:
+                viewer.sim.window.tick(viewer.sim.t)
+            time.sleep(POLL_S)
+        return 0
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Terminated:
+        return EXIT_TERMINATED
+    finally:
+        viewer.close()
+        restore()
+
+
+def _moved(old: Sequence[Distance], new: Sequence[Distance]) -> bool:
+    return len(old) != len(new) or any(abs(a.distance - b.distance) >= CHANGE_M for a, b in zip(old, new))
+
+
+def _rgb(distance: float) -> tuple[float, float, float]:
+    from .sim.overlay import clearance_rgb
+
+    return clearance_rgb(distance)
+
+
+__all__ = ["Viewer", "slider_limits", "parse_q", "scene_of", "Distance", "run_cli", "add_arguments"]

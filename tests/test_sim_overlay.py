@@ -1,0 +1,83 @@
+"""Pictures that carry information: headless frames, screenshots and recordings show the
+simulated time and the closest-point segments being shown, drawn where the witness points are.
+
+Oracles: the witness points projected here with PyBullet's own view and projection matrices
+(``computeViewMatrixFromYawPitchRoll`` / ``computeProjectionMatrixFOV``) and the OpenGL
+convention written out in numpy; the unannotated frame of the same state; the Simulation's
+calls to ``ServerPair.mark_changed`` counted on the pair.
+"""
+import numpy as np
+import pybullet as p
+import pytest
+from PIL import Image
+
+from simbench.bullet.collision import NamedCollisionObject as O
+from simbench.errors import SimbenchError
+from simbench.sim import Simulation
+
+W, H = 320, 240
+
+
+def pixel(point, camera, size=(W, H)):
+    V = np.array(p.computeViewMatrixFromYawPitchRoll(list(camera["target"]), camera["distance"], camera["yaw"],
+                                                     camera["pitch"], 0, 2)).reshape(4, 4).T
+    P = np.array(p.computeProjectionMatrixFOV(60, size[0] / size[1], 0.02, 100)).reshape(4, 4).T
+    c = P @ V @ np.r_[point, 1.0]
+    return (c[0] / c[3] + 1) * size[0] / 2, (1 - c[1] / c[3]) * size[1] / 2
+
+
+def green(img):
+    r, g, b = (img[..., k].astype(int) for k in range(3))
+    return (g > 200) & (r < 80) & (b < 80)
+
+
+def test_segments_and_time_are_drawn_where_they_belong(tmp_path):
+    with Simulation(gui=False) as sim:
+        sim.robot.reset({"lbr_iiwa_joint_2": 0.6})
+        sim.step(12)
+        det = sim.detector([(O("robot", "lbr_iiwa_link_7"), O("cube2"))])
+        (res,) = det.closest_points(sim.robot.q, 2.0)
+        assert res.distance > 0.3  # drawn fully green
+        plain = sim.frame((W, H))
+        sim.draw_closest_points([res])
+        shown = sim.frame((W, H), annotate=True)
+        gif = tmp_path / "a.gif"
+        sim.record(gif, fps=10, size=(W, H))
+        sim.step(1)
+        camera = dict(sim.camera)
+    mask = green(shown) & ~green(plain)
+    checked = 0
+    for s in np.linspace(0.15, 0.85, 8):  # points along the segment, away from its label
+        u, v = pixel(res.point_a + s * (res.point_b - res.point_a), camera)
+        win = mask[int(v) - 3:int(v) + 4, int(u) - 3:int(u) + 4]
+        assert win.any(), (s, u, v)
+        checked += 1
+    assert checked == 8
+    changed = np.abs(shown.astype(int) - plain.astype(int)).sum(axis=-1) > 60
+    assert changed[:20, :80].sum() > 30            # "t = 0.050 s" in the top-left corner
+    frame = np.asarray(Image.open(gif).convert("RGB"))
+    assert (green(frame)).sum() > 20 and frame.shape == (H, W, 3)  # recordings carry them too
+
+
+def test_mark_changed_is_called_for_every_change_of_the_main_world():
+    with Simulation(gui=False) as sim:
+        calls = []
+        sim.pair.mark_changed = lambda: calls.append(1)  # the interface coll's ServerPair provides
+        sim.step(3)
+        assert len(calls) == 3
+        sim.set_pose("cube1", [2, 2, 0.5])
+        sim.reset()
+        sim.robot.reset({"lbr_iiwa_joint_1": 0.3})
+        assert len(calls) == 6
+
+
+def test_add_and_remove_body_delegate_to_the_pair():
+    with Simulation(gui=False) as sim:
+        if not hasattr(sim.pair, "add_body"):
+            with pytest.raises(SimbenchError, match=r"sim.add_body needs ServerPair.add_body"):
+                sim.add_body("box", "simbench:urdf/shapes/box.urdf")
+            return
+        sim.add_body("box", "simbench:urdf/shapes/box.urdf")  # coll: adjust to ServerPair.add_body
+        assert "box" in sim.bodies
+        sim.remove_body("box")
+        assert "box" not in sim.bodies
