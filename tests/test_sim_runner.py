@@ -137,7 +137,7 @@ def test_gui_without_display_falls_back(tmp_path, monkeypatch, caplog):
     res = run_script(script, gui=True, progress=False)
     assert res.exit_code == 0 and res.value == {"gui": False} and not res.gui
     assert [r.getMessage() for r in caplog.records if r.name == "simbench.bullet.display"] == [
-        "simbench: no display found (DISPLAY is not set); running headless (DIRECT) instead of the GUI"]
+        "no display found (DISPLAY is not set); running headless (DIRECT) instead of the GUI"]
 
 
 LONG = HEADER + textwrap.dedent("""
