@@ -33,6 +33,7 @@ import numpy as np
 
 from .errors import SimbenchError
 from .model import RobotModel
+from .oracles.pinocchio import PinocchioDynamics
 from .paths import assets_dir
 
 ASSETS = assets_dir() / "urdf"
@@ -130,30 +131,6 @@ def _batch(fn: Callable, args: tuple, n: int) -> Callable[[], float]:
 
 
 # ---------------------------------------------------------------------- references
-class _Pinocchio:
-    """Pinocchio on the same URDF, q in our order (joints matched by name)."""
-
-    def __init__(self, model: RobotModel):
-        import pinocchio as pin
-
-        self.pin = pin
-        self.pm = pin.buildModelFromUrdf(model.source)
-        self.pm.gravity.linear[:] = [0.0, 0.0, -9.81]
-        self.d = self.pm.createData()
-        if self.pm.nq != model.dof or self.pm.nv != model.dof:
-            raise SimbenchError(f"Pinocchio has nq={self.pm.nq}, nv={self.pm.nv} for {model.name} "
-                                f"(continuous joints?); not comparable")
-        perm = np.empty(model.dof, dtype=int)
-        for i, name in enumerate(model.joint_names):
-            perm[i] = self.pm.joints[self.pm.getJointId(name)].idx_q
-        self.perm = perm  # ours[i] -> pin[perm[i]]
-
-    def to_pin(self, x: np.ndarray) -> np.ndarray:
-        out = np.empty_like(x)
-        out[..., self.perm] = x
-        return np.ascontiguousarray(out)
-
-
 class _PyBullet:
     def __init__(self, model: RobotModel):
         import pybullet as p
@@ -235,7 +212,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
     pin_ref = None
     if "pinocchio" not in skip:
         try:
-            pin_ref = _Pinocchio(model)
+            pin_ref = PinocchioDynamics.from_urdf(model)  # Pinocchio's parse of the same file
         except (ImportError, SimbenchError) as exc:
             notes.append(f"{name}: Pinocchio reference unavailable ({exc})")
     external = None if "bench_dynamics" in skip else _dynamics_rows(name, spec, n, single, rounds, notes)
@@ -261,7 +238,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
 
             if quantity == "inverse_dynamics":
                 if pin_ref is not None:
-                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(qdd))
+                    P = [(pin_ref.pm, pin_ref.data, pin_ref.map.q(q), pin_ref.map.v(qd), pin_ref.map.v(qdd))
                          for q, qd, qdd, _ in S]
                     add("pinocchio rnea", "loop", _loop(pin_ref.pin.rnea, P), single)
                 add("simbench RNEA", "single", _loop(dynamics.inverse_dynamics,
@@ -280,7 +257,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                         single)
             elif quantity == "mass_matrix":
                 if pin_ref is not None:
-                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q)) for q, _, _, _ in S]
+                    P = [(pin_ref.pm, pin_ref.data, pin_ref.map.q(q)) for q, _, _, _ in S]
                     add("pinocchio crba", "loop", _loop(pin_ref.pin.crba, P), single)
                 add("simbench CRBA", "single", _loop(dynamics.mass_matrix, [(model, s[0]) for s in S]), single)
                 add("simbench CRBA batched", "batch", _batch(dynamics.mass_matrix, (model, Q), n), n)
@@ -293,7 +270,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                         _loop(lambda b, q: pyb.p.calculateMassMatrix(b, q, physicsClientId=cid), L), single)
             else:
                 if pin_ref is not None:
-                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(tau))
+                    P = [(pin_ref.pm, pin_ref.data, pin_ref.map.q(q), pin_ref.map.v(qd), pin_ref.map.v(tau))
                          for q, qd, _, tau in S]
                     add("pinocchio aba", "loop", _loop(pin_ref.pin.aba, P), single)
                 add("simbench ABA/CRBA", "single", _loop(dynamics.forward_dynamics,

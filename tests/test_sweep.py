@@ -120,7 +120,7 @@ def test_default_pairs_are_the_whole_arm_against_each_body_and_the_self_pairs(tm
 def test_dynamics_rows_equal_pinocchio_rnea_crba_aba(tmp_path):
     import pinocchio as pin
 
-    from _dyn_helpers import PinMap
+    from simbench.oracles.pinocchio import PinocchioMap
     from simbench.model import RobotModel
 
     res = sweep("dynamics", IIWA, samples=200, seed=5, out=tmp_path / "dyn", chunk_size=64, workers=2, progress=False)
@@ -128,8 +128,8 @@ def test_dynamics_rows_equal_pinocchio_rnea_crba_aba(tmp_path):
     path = str(pybullet_data_dir() / "kuka_iiwa/model.urdf")
     pm = pin.buildModelFromUrdf(path)
     data = pm.createData()
-    mp_ = PinMap(RobotModel.from_urdf(path), pm)
-    P = mp_.Pv
+    mp_ = PinocchioMap(RobotModel.from_urdf(path), pm)
+    P = mp_.P
     assert a["M"].shape == (200, 7, 7) and a["tau"].shape == (200, 7)
     for i in range(200):
         q, v, acc = mp_.q(a["q"][i]), P @ a["qd"][i], P @ a["qdd"][i]

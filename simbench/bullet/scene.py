@@ -218,18 +218,19 @@ class LoadedBody:
     @cached_property
     def model(self):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it: the
-        URDF's model scaled like ``globalScaling`` (:meth:`~simbench.model.RobotModel.scaled`,
-        the scene's ``scale``) with gravity in the base link frame, ``g_base = R^T g_world``,
+        file's model as the scene loads it (:meth:`BodySpec.robot_model`: xacro arguments and
+        package map applied), scaled like ``globalScaling``
+        (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``), with gravity in the
+        base link frame, ``g_base = R^T g_world``,
         where ``R`` is the base link's world orientation and ``g_world`` the gravity set on the
         body's server (the scene's ``gravity``). Exact for a fixed base at any orientation (a
         wall mount, upside down); for a free base it holds at the pose the body had when this
         was first read."""
-        from ..model import RobotModel
         from .records import dynamics_info
 
         if self.spec is None:
             raise SceneError(f"body {self.name!r} was not loaded from a scene, so its URDF is unknown")
-        model = RobotModel.from_urdf(self.spec.path).scaled(self.spec.scale)
+        model = self.spec.robot_model().scaled(self.spec.scale)
         # PyBullet reports the base's inertial (COM) frame; the link frame is that times the
         # inverse of the base's local inertial frame
         _, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)

@@ -75,7 +75,7 @@ def _resolve(args: argparse.Namespace) -> list[Target]:
     for text in args.targets:
         t = resolve_target(text, base_orientation=args.base_orientation,
                            inertia_from_file=not args.inertia_from_shapes)
-        if t.file_model.dof == 0:
+        if t.file_model is not None and t.file_model.dof == 0:
             raise SimbenchError(f"{text}: the robot has no movable joints, nothing to check")
         targets.append(t)
     return targets
