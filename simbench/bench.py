@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SimbenchError
+from .errors import SimbenchError, closest
 from .model import RobotModel
 from .oracles.pinocchio import PinocchioDynamics
 from .paths import assets_dir
@@ -456,9 +456,14 @@ def _resolve_robots(robots: Sequence[str] | None) -> dict[str, str]:
                      "franka": "franka_panda", "mobile": "mobile_manipulator"}.get(r)
             if alias:
                 out[alias] = ROBOTS[alias]
-            else:
-                RobotModel.from_urdf(r)  # a clear URDFError if it is not a URDF either
+            elif ":" in r or r.endswith((".urdf", ".xacro")) or os.sep in r:
+                RobotModel.from_urdf(r)  # a clear URDFError if it cannot be read
                 out[Path(r.split(":", 1)[-1]).stem] = r
+            else:
+                close = closest(r, list(ROBOTS) + ["iiwa", "kuka", "panda", "franka", "mobile"])
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise SimbenchError(f"--robot {r!r}: expected one of {', '.join(ROBOTS)} or a URDF file "
+                                    f"(a path, pybullet_data:NAME or simbench:NAME){hint}")
     return out
 
 
@@ -507,9 +512,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    """Run ``simbench bench``: bad options and an unwritable ``--json`` are a
+    :class:`SimbenchError` before any work."""
+    from .outputs import writable_file
+
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if args.n < 1 or args.rounds < 1:
-        raise SimbenchError(f"--n and --rounds must be positive, got {args.n} and {args.rounds}")
+        raise SimbenchError(f"--n {args.n} and --rounds {args.rounds}: expected positive integers")
+    if args.json:
+        writable_file(args.json, "--json report")
+    _resolve_robots(args.robot)  # unknown robots: one line, before the work
     result = run_benchmark(args.robot, n=args.n, rounds=args.rounds, quick=args.quick,
                            symbolic_max_dof=args.symbolic_max_dof, want_c=not args.no_c,
                            collision=not args.no_collision, json_path=args.json)
@@ -520,13 +532,10 @@ def run_cli(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="simbench bench", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    try:
-        return run_cli(parser.parse_args(argv))
-    except SimbenchError as exc:
-        print(f"simbench bench: {exc}", file=sys.stderr)
-        return 2
+    """``python scripts/bench.py [options]``: the same as ``simbench bench``."""
+    from .cli import main as simbench_main
+
+    return simbench_main(["bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 __all__ = ["run_benchmark", "bench_robot", "format_table", "add_arguments", "run_cli", "main",
