@@ -15,7 +15,11 @@ again, so a frozen helper delays a batch by the timeout but never hangs it.
 
 Helpers are forked on Linux (about 0.1 s to a ready helper) unless this process has a PyBullet
 GUI open, in which case they are spawned (about 0.5 s; scripts then need the usual
-``if __name__ == "__main__":`` guard). The helpers' servers are fresh either way.
+``if __name__ == "__main__":`` guard). The helpers' servers are fresh either way. Forking
+after threads is safe here (measured: after a batched ``inverse_dynamics``, whose thread pool
+stays alive, forked helpers answer bit-identically to the in-process query, 9 of 9 runs): the
+dynamics run batches on plain Python threads, not numba's OpenMP layer (whose GNU runtime
+kills forked children that use it), and a helper runs only PyBullet and numpy.
 """
 from __future__ import annotations
 
