@@ -46,8 +46,9 @@ ROBOTS = {
 }
 #: robots loaded with a floating base (free-flyer root)
 FLOATING = {"a1_floating", "humanoid_floating"}
-#: Post 004's own figures for its 3-DOF mobile manipulator (us per call of tau), for context.
-POST_004_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
+#: The figures of Adam Heins's "Lagrangian dynamics of a planar mobile manipulator with manual,
+#: automatic and symbolic differentiation" for its 3-DOF robot (us per call of tau), for context.
+LAGRANGIAN_POST_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
 
 QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics")
 REFERENCE = {"inverse_dynamics": "pinocchio rnea", "mass_matrix": "pinocchio crba",
@@ -401,7 +402,7 @@ def _collision_rows(quick: bool, notes: list[str]) -> list[dict]:
         raw = run()
     rows = []
     for r in raw:
-        rows.append(_row("kuka_iiwa (seed 004 scene)", "collision", str(r["name"]), "", kw.get("n", 0),
+        rows.append(_row("kuka_iiwa (kuka_cubes scene)", "collision", str(r["name"]), "", kw.get("n", 0),
                          float(r["value"]), str(r["unit"]), None, str(r.get("note", ""))))
     return rows
 
@@ -433,7 +434,7 @@ def run_benchmark(robots: Sequence[str] | None = None, *, n: int = 10_000, singl
         "settings": {"robots": chosen, "n": n, "single_calls": single, "rounds": rounds, "quick": quick,
                      "symbolic_max_dof": symbolic_max_dof, "gravity": [0.0, 0.0, -9.81],
                      "seconds": round(time.perf_counter() - t0, 1)},
-        "post_004_us_per_call": POST_004_US,
+        "lagrangian_post_us_per_call": LAGRANGIAN_POST_US,
         "rows": rows,
         "notes": notes,
     }
@@ -489,7 +490,7 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append("")
     if any(r["robot"] == "mobile_manipulator" for r in result["rows"]):
         lines.append("Adam Heins's post (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
-            f"{k} {val:.0f} us" for k, val in result["post_004_us_per_call"].items()))
+            f"{k} {val:.0f} us" for k, val in result["lagrangian_post_us_per_call"].items()))
     for note in result["notes"]:
         lines.append(f"note: {note}")
     return "\n".join(lines)

@@ -41,7 +41,7 @@ from .collision_kernels import KERNELS, QueryCore
 
 logger = logging.getLogger(__name__)
 
-CHUNK = 128             # configurations per chunk (about 8 ms of work for the seed query)
+CHUNK = 128             # configurations per chunk (about 8 ms of work for the kuka_cubes query)
 DEPTH = 3               # chunks queued ahead per helper
 DEFAULT_TIMEOUT = 60.0  # seconds a helper may take to answer before it is replaced
 PROGRESS_MIN = 100_000  # batches at least this large show a progress bar
