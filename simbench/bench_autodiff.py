@@ -80,11 +80,21 @@ def _post_automatic(g0: float = 9.8) -> Callable:
     return jax.jit(tau)
 
 
+def _lambdified(model: Any) -> Any:
+    """The model's sympy dynamics, lambdified; None without sympy (the ``symbolic`` extra)."""
+    try:
+        from .dynamics import symbolic
+    except ImportError:
+        return None
+    return symbolic.derive(model).lambdify()
+
+
 def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, repeats: int = 7,
-                  calls: int = 200, seed: int = 0) -> list[dict]:
+                  calls: int = 200, seed: int = 0, cold: bool = True) -> list[dict]:
     """Benchmark rows for ``robots`` (names of :data:`ROBOTS` or URDF paths; fixed base). Needs
-    jax (the ``autodiff`` extra) and Pinocchio. Compile times are first calls after
-    ``jax.clear_caches()`` (robots of the same padded size share compiled RNEA code)."""
+    jax (the ``autodiff`` extra) and Pinocchio. ``cold``: compile times are first calls after
+    ``jax.clear_caches()`` (robots of the same padded size share compiled RNEA code); without
+    it they are whatever the process has already compiled. ``batch`` <= 128 (one block)."""
     import pinocchio as pin
 
     from . import dynamics as dyn
@@ -114,7 +124,8 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
         qj, vj, aj, gj = (jnp.asarray(x) for x in (q, v, a, g))
         qs, vs, as_ = list(Q), list(V), list(A)
 
-        jax.clear_caches()
+        if cold:
+            jax.clear_caches()
         compile_id = _first_call(lambda: J.inverse_dynamics(qj, vj, aj, gj).block_until_ready())
         compile_did = _first_call(lambda: jax.block_until_ready(
             J.inverse_dynamics_derivatives(qj, vj, aj, gj)))
@@ -153,6 +164,9 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
             post = _post_automatic()
             post(qj, vj, aj).block_until_ready()
             fns["post automatic"] = (lambda: post(qj, vj, aj).block_until_ready(), calls, 1)
+            lam = _lambdified(model)
+            if lam is not None:
+                fns["sympy"] = (lambda: lam.inverse_dynamics(q, v, a), calls, 1)
         t = _medians(fns, repeats)
         ref_id, ref_d = "pinocchio rnea", "pinocchio computeRNEADerivatives"
         row("inverse dynamics, numba RNEA (the default), single call", robot, t["numba rnea"],
@@ -171,6 +185,9 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
                 t["post automatic"], t["jax lagrange"] / t["post automatic"], "ratio: ours / the post's",
                 f"the post quotes ~{POST_US['automatic (jax)']:.0f} us on its author's laptop "
                 f"(manual {POST_US['manual']:.0f}, sympy {POST_US['symbolic (sympy lambdify)']:.0f})")
+        if "sympy" in t:
+            row("inverse dynamics, sympy lambdify (simbench.dynamics.symbolic), single call", robot,
+                t["sympy"], t["sympy"] / t["pin rnea"], ref_id, "the post's symbolic method on the URDF")
         row("inverse dynamics derivatives, jax, single call after jit", robot, t["jax id derivatives"],
             t["jax id derivatives"] / t["pin rnea derivatives"], ref_d, "jax arrays in and out")
         row(f"inverse dynamics derivatives, jax, vmap batch of {batch}", robot,

@@ -64,8 +64,7 @@ class JaxDynamics(NamedTuple):
 # ---------------------------------------------------------------------- compiled functions
 #: ``f(P, q, v, x, g)`` on the padded arrays of :mod:`.packed`: compiled once per array size,
 #: shared by every model of that size
-_RNEA = {"inverse_dynamics": lambda P, q, v, a, g: R.rnea(P, q, jnp.zeros_like(v), v, a, g),
-         "forward_dynamics": R.forward_dynamics,
+_RNEA = {"inverse_dynamics": R.rnea, "forward_dynamics": R.forward_dynamics,
          "inverse_dynamics_derivatives": R.inverse_dynamics_derivatives,
          "forward_dynamics_derivatives": R.forward_dynamics_derivatives}
 _BATCHED = {k: jax.jit(jax.vmap(f, in_axes=(None, 0, 0, 0, None))) for k, f in _RNEA.items()}

@@ -8,17 +8,13 @@ from the world and have no joint; padding entries of q and v are read by nothing
 
 Per body (row): joint origin ``R0``, ``p0``; revolute ``rev`` with ``RK = R0 [a]``,
 ``RKK = R0 [a]^2`` (``R = R0 + sin RK + (1 - cos) RKK``), prismatic ``pri`` with ``D = R0 a``;
-``qi`` (8): where the joint's position (3), quaternion (4) and scalar (1) are in
-``concat(q, [0, 1])``; ``vi`` (6) and ``S`` (6, 6): where its velocity entries are in
-``concat(v, [0])`` and the motion subspace (body frame) that turns them into ``(w, v)``;
-``Wsel``, ``Psel`` (3, 6), ``ssel`` (6): which of them move the quaternion, the position and the
-scalar (tangent displacements, :func:`simbench.dynamics.autodiff.tree.retract`); ``m``, ``h``,
-``Io``. The tree: ``up`` (steps, nb, nb) and ``up_world`` (steps, nb): the ancestor ``2^i``
-levels up (or the world), for the link poses by pointer jumping. Per entry of v: ``Sv`` (6):
-its motion axis in the frame of the body it moves, ``Vb`` (nv, nb): that body, and ``AB``
-(nb, nv): ``AB[k, i] = 1`` when entry i moves body k. Index lookups are stored as products
-with 0/1 matrices (``qi`` as ``Gq`` (nb, 8, nq) and the constant ``jq0`` (nb, 8), ``vi`` as
-``Gv`` (nb, 6, nv)): XLA's CPU gathers are slow under ``vmap`` and ``jacfwd``.
+``Gq`` (8, nq) and ``jq0`` (8): the joint's position (3), quaternion (4) and scalar (1) as
+``Gq q + jq0`` (the identity quaternion for the joints without one); ``m``, ``h``, ``Io``. The
+tree: ``up`` (steps, nb, nb) and ``up_world`` (steps, nb): the ancestor ``2^i`` levels up (or
+the world), for the link poses by pointer jumping. Per entry of v: ``Sv`` (6): its motion axis
+(``(w, v)``) in the frame of the body it moves, ``Vb`` (nv, nb): that body, and ``AB``
+(nb, nv): ``AB[k, i] = 1`` when entry i moves body k. Index lookups are 0/1 matrices: one
+dense product each, which ``vmap`` and ``jvp`` batch as matrix products.
 """
 from __future__ import annotations
 
@@ -53,8 +49,7 @@ def packed(model: RobotModel) -> dict:
     P = dict(R0=np.tile(np.eye(3), (nb, 1, 1)), p0=np.zeros((nb, 3)),
              RK=np.zeros((nb, 3, 3)), RKK=np.zeros((nb, 3, 3)), D=np.zeros((nb, 3)),
              rev=np.zeros(nb), pri=np.zeros(nb), qi=np.full((nb, 8), nq),
-             vi=np.full((nb, 6), nv), S=np.zeros((nb, 6, 6)), Wsel=np.zeros((nb, 3, 6)),
-             Psel=np.zeros((nb, 3, 6)), ssel=np.zeros((nb, 6)), m=np.zeros(nb),
+             vi=np.full((nb, 6), nv), S=np.zeros((nb, 6, 6)), m=np.zeros(nb),
              h=np.zeros((nb, 3)), Io=np.zeros((nb, 3, 3)))
     P["qi"][:, 6] = nq + 1                       # w = 1: the identity quaternion
     eye = np.eye(3)
@@ -62,7 +57,7 @@ def packed(model: RobotModel) -> dict:
         P["R0"][k], P["p0"][k], P["m"][k], P["h"][k], P["Io"][k] = b.R0, b.p0, b.mass, b.h, b.Io
         a = b.axis
         if b.jtype in (REVOLUTE, PRISMATIC):
-            P["qi"][k, 7], P["vi"][k, 0], P["ssel"][k, 0] = b.iq, b.iv, 1.0
+            P["qi"][k, 7], P["vi"][k, 0] = b.iq, b.iv
             if b.jtype == REVOLUTE:
                 P["rev"][k], P["RK"][k], P["RKK"][k] = 1.0, b.R0 @ _skew(a), b.R0 @ _skew(a) @ _skew(a)
                 P["S"][k, :3, 0] = a
@@ -72,12 +67,11 @@ def packed(model: RobotModel) -> dict:
         elif b.jtype == SPHERICAL:
             P["qi"][k, 3:7] = b.iq + np.arange(4)
             P["vi"][k, :3] = b.iv + np.arange(3)
-            P["S"][k, :3, :3] = P["Wsel"][k, :, :3] = eye
+            P["S"][k, :3, :3] = eye
         elif b.jtype == FREE:                    # q: position, quaternion; v: [v; w]
             P["qi"][k, :7] = b.iq + np.arange(7)
             P["vi"][k] = b.iv + np.arange(6)
             P["S"][k, :3, 3:] = P["S"][k, 3:, :3] = eye
-            P["Psel"][k, :, :3] = P["Wsel"][k, :, 3:] = eye
     parent = np.array([b.parent if b.parent >= 0 else nb for b in bs] + [nb] * (nb - len(bs) + 1))
     anc = np.eye(nb)
     for k, b in enumerate(bs):          # parents come first
@@ -94,13 +88,11 @@ def packed(model: RobotModel) -> dict:
                 vbody[P["vi"][k, c]], Sv[P["vi"][k, c]] = k, P["S"][k, :, c]
     onehot = np.zeros((nb, nv))
     onehot[vbody[:model.nv], np.arange(model.nv)] = 1.0
-    # gathers as products with 0/1 matrices (XLA's CPU gathers are slow under vmap and jacfwd)
     qe = np.eye(nq + 2)[P.pop("qi")]                   # (nb, 8, nq + 2)
-    ve = np.eye(nv + 1)[P.pop("vi")]                   # (nb, 6, nv + 1)
     up = np.eye(nb + 1)[np.array(jump)[:, :nb]]        # (steps, nb, nb + 1)
-    P.update(Gq=qe[:, :, :nq], jq0=qe[:, :, nq + 1], Gv=ve[:, :, :nv], up=up[:, :, :nb],
-             up_world=up[:, :, nb], Vb=onehot.T, Sv=Sv, AB=anc @ onehot)
-    del P["S"]
+    P.update(Gq=qe[:, :, :nq], jq0=qe[:, :, nq + 1], up=up[:, :, :nb], up_world=up[:, :, nb],
+             Vb=onehot.T, Sv=Sv, AB=anc @ onehot)
+    del P["S"], P["vi"]
     return {**{k: jnp.asarray(v) for k, v in P.items()},
             "vpad": jnp.asarray(np.arange(nv) >= model.nv, dtype=float),   # 1: padding entry
             "qpad": jnp.asarray(np.arange(nq) >= model.nq, dtype=float)}

@@ -14,11 +14,10 @@ whole tree instead of a loop over bodies, which is what XLA compiles and runs fa
 * body forces ``F_k = I_k A_k + V_k x* I_k V_k`` (``I_k`` the world-frame spatial inertia);
 * joint forces ``tau_k = s_k^T sum_{j >= k} F_j``.
 
-``dq`` is a tangent displacement of q applied to each joint (to first order, as
-:func:`simbench.dynamics.autodiff.tree.retract`); it is zero except under a derivative.
-
 Derivatives (the quantities of Pinocchio's ``computeRNEADerivatives`` /
-``computeABADerivatives``): ``d tau / d(q, v, a)`` by forward-mode ``jax.jacfwd``,
+``computeABADerivatives``): ``d tau / d(q, v, a)`` by forward-mode ``jax.jacfwd`` through the
+world-frame dynamics, with q moved in the tangent space by :func:`moved` (a tangent
+displacement moves every body as a velocity would, so the link poses need no derivative);
 ``d tau / d a = M``. Forward dynamics ``a = M^-1 (tau - b)`` (Cholesky) and its derivatives by
 the implicit function theorem, ``d a / d(q, v) = -M^-1 d tau / d(q, v)`` at ``(q, v, a)``,
 ``d a / d tau = M^-1``, as Pinocchio does (Carpentier & Mansard, "Analytical Derivatives of
@@ -27,9 +26,9 @@ Rigid Body Dynamics Algorithms", RSS 2018).
 from __future__ import annotations
 
 from ._jax import jax, jnp, jsl
-from .tree import quat_rotation, quat_step
+from .tree import quat_rotation
 
-__all__ = ["rnea", "kinematics", "dynamics", "mass_and_bias", "forward_dynamics",
+__all__ = ["rnea", "kinematics", "moved", "dynamics", "mass_and_bias", "forward_dynamics",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
 
 
@@ -38,17 +37,13 @@ def _mv(A, x):
     return jnp.einsum("...ij,...j->...i", A, x)
 
 
-def _local_poses(P, q, dq):
-    """``(R, p)`` (nb, 3, 3), (nb, 3) of each body in its parent's frame at ``q (+) dq``."""
+def _local_poses(P, q):
+    """``(R, p)`` (nb, 3, 3), (nb, 3) of each body in its parent's frame."""
     jq = jnp.einsum("bjq,q->bj", P["Gq"], q) + P["jq0"]
-    d6 = jnp.einsum("bjv,v->bj", P["Gv"], dq)
-    quat = jq[:, 3:7]
-    pos = jq[:, :3] + _mv(quat_rotation(*quat.T), _mv(P["Psel"], d6))
-    quat = quat_step(quat, _mv(P["Wsel"], d6))
-    s = jq[:, 7] + jnp.einsum("bj,bj->b", P["ssel"], d6)
-    R = P["R0"] @ quat_rotation(*quat.T) + (P["rev"] * jnp.sin(s))[:, None, None] * P["RK"] \
+    s = jq[:, 7]
+    R = P["R0"] @ quat_rotation(*jq[:, 3:7].T) + (P["rev"] * jnp.sin(s))[:, None, None] * P["RK"] \
         + (P["rev"] * (1.0 - jnp.cos(s)))[:, None, None] * P["RKK"]
-    return R, P["p0"] + _mv(P["R0"], pos) + (P["pri"] * s)[:, None] * P["D"]
+    return R, P["p0"] + _mv(P["R0"], jq[:, :3]) + (P["pri"] * s)[:, None] * P["D"]
 
 
 def _world_poses(P, R, p):
@@ -73,11 +68,11 @@ def _skew(x):
                       jnp.stack([-x[..., 1], x[..., 0], z], -1)], -2)
 
 
-def kinematics(P, q, dq):
+def kinematics(P, q):
     """What depends on q only: the world axes ``s`` (nv, 6) of the entries of v, and each body's
     world-frame inertia about the origin, ``(I (nb, 3, 3), h (nb, 3))`` with mass ``P["m"]``:
     ``h_w = m p + R h``, ``I_w = R Io R^T - m [p][p] - [p][R h] - [R h][p]``."""
-    R, p = _world_poses(P, *_local_poses(P, q, dq))
+    R, p = _world_poses(P, *_local_poses(P, q))
     Rb, pb, S = jnp.einsum("ik,kab->iab", P["Vb"], R), P["Vb"] @ p, P["Sv"]
     w = _mv(Rb, S[:, :3])
     s = jnp.concatenate([w, _mv(Rb, S[:, 3:]) + jnp.cross(pb, w)], axis=-1)
@@ -85,6 +80,20 @@ def kinematics(P, q, dq):
     P_, H = _skew(p), _skew(Rh)
     Iw = R @ P["Io"] @ jnp.swapaxes(R, 1, 2) - P["m"][:, None, None] * (P_ @ P_) - P_ @ H - H @ P_
     return s, Iw, P["m"][:, None] * p + Rh
+
+
+def moved(P, kin, dq):
+    """:func:`kinematics` after the tangent displacement dq, to first order (exact derivative at
+    dq = 0): each body moves by the world twist ``xi = AB (s dq)`` (the velocity formula: the
+    tangent space is the space of velocities), so ``s += xi_b x s``, ``h += w x h + m u``,
+    ``I += [w] I - I [w] - [u][h] - [h][u]`` for ``xi = (w, u)``. No derivative through the link
+    poses is needed (Pinocchio's derivatives rest on the same fact)."""
+    s, Iw, hw = kin
+    xi = P["AB"] @ (s * dq[:, None])
+    w, u = xi[:, :3], xi[:, 3:]
+    W, U, H = _skew(w), _skew(u), _skew(hw)
+    return (s + _cross_motion(P["Vb"] @ xi, s), Iw + W @ Iw - Iw @ W - U @ H - H @ U,
+            hw + jnp.cross(w, hw) + P["m"][:, None] * u)
 
 
 def dynamics(P, kin, v, a, g):
@@ -108,10 +117,10 @@ def dynamics(P, kin, v, a, g):
     return jnp.sum(s * (P["AB"].T @ F), axis=-1)
 
 
-def rnea(P, q, dq, v, a, g):
-    """``tau = M(q) a + C(q, v) v + g(q)`` (nv,) at ``q (+) dq``; q (nq,), dq, v, a (nv,) padded
-    as ``P``; gravity g (3,) in the root frame."""
-    return dynamics(P, kinematics(P, q, dq), v, a, g)
+def rnea(P, q, v, a, g):
+    """``tau = M(q) a + C(q, v) v + g(q)`` (nv,); q (nq,), v, a (nv,) padded as ``P``; gravity
+    g (3,) in the root frame."""
+    return dynamics(P, kinematics(P, q), v, a, g)
 
 
 def mass_and_bias(P, kin, v, g):
@@ -127,31 +136,34 @@ def mass_and_bias(P, kin, v, g):
 
 def forward_dynamics(P, q, v, tau, g):
     """``a = M^-1 (tau - b)`` by Cholesky (nan where M is not positive definite)."""
-    M, b = mass_and_bias(P, kinematics(P, q, jnp.zeros_like(v)), v, g)
+    M, b = mass_and_bias(P, kinematics(P, q), v, g)
     return jsl.cho_solve(jsl.cho_factor(M), tau - b)
 
 
-def _d_q_v(P, q, v, a, g, kin):
-    """``(d tau/dq, d tau/dv)`` at (q, v, a); three forward-mode Jacobians, so that the q-only
-    kinematics carry tangents only for dq."""
-    J_q = jax.jacfwd(lambda d: dynamics(P, kinematics(P, q, d), v, a, g))(jnp.zeros_like(v))
-    J_v = jax.jacfwd(lambda x: dynamics(P, kin, x, a, g))(v)
-    return J_q, J_v
+def _jacobians(P, kin, v, a, g, k):
+    """The first ``k`` of ``(d tau/dq, d tau/dv, d tau/da)`` at (q, v, a), by one forward-mode
+    pass with ``k nv`` tangents through :func:`moved` and :func:`dynamics`."""
+    nv = v.shape[0]
+
+    def tau(x):
+        x = jnp.concatenate([x, jnp.zeros(3 * nv - x.shape[0], dtype=x.dtype)])
+        return dynamics(P, moved(P, kin, x[:nv]), v + x[nv:2 * nv], a + x[2 * nv:], g)
+
+    J = jax.jacfwd(tau)(jnp.zeros(k * nv, dtype=v.dtype))
+    return tuple(J[:, i * nv:(i + 1) * nv] for i in range(k))
 
 
 def inverse_dynamics_derivatives(P, q, v, a, g):
     """``(d tau/dq, d tau/dv, d tau/da = M)``, each (nv, nv); dq in the tangent space."""
-    kin = kinematics(P, q, jnp.zeros_like(v))
-    J_q, J_v = _d_q_v(P, q, v, a, g, kin)
-    return J_q, J_v, jax.jacfwd(lambda x: dynamics(P, kin, v, x, g))(a)
+    return _jacobians(P, kinematics(P, q), v, a, g, 3)
 
 
 def forward_dynamics_derivatives(P, q, v, tau, g):
     """``(d a/dq, d a/dv, d a/dtau = M^-1)``, each (nv, nv), at ``a = FD(q, v, tau)``."""
-    kin = kinematics(P, q, jnp.zeros_like(v))
+    kin = kinematics(P, q)
     M, b = mass_and_bias(P, kin, v, g)
     chol = jsl.cho_factor(M)
     a = jsl.cho_solve(chol, tau - b)
-    J_q, J_v = _d_q_v(P, q, v, a, g, kin)
+    J_q, J_v = _jacobians(P, kin, v, a, g, 2)
     Minv = jsl.cho_solve(chol, jnp.eye(v.shape[0], dtype=v.dtype))
     return -Minv @ J_q, -Minv @ J_v, Minv
