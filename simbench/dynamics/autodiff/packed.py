@@ -27,7 +27,7 @@ from .tree import FREE, bodies
 __all__ = ["packed", "BUCKET", "sizes"]
 
 #: nv is rounded up to a multiple of this
-BUCKET = 8
+BUCKET = 4
 
 
 def sizes(model: RobotModel) -> tuple[int, int, int]:

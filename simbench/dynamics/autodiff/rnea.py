@@ -140,22 +140,19 @@ def forward_dynamics(P, q, v, tau, g):
     return jsl.cho_solve(jsl.cho_factor(M), tau - b)
 
 
-def _jacobians(P, kin, v, a, g, k):
-    """The first ``k`` of ``(d tau/dq, d tau/dv, d tau/da)`` at (q, v, a), by one forward-mode
-    pass with ``k nv`` tangents through :func:`moved` and :func:`dynamics`."""
-    nv = v.shape[0]
-
-    def tau(x):
-        x = jnp.concatenate([x, jnp.zeros(3 * nv - x.shape[0], dtype=x.dtype)])
-        return dynamics(P, moved(P, kin, x[:nv]), v + x[nv:2 * nv], a + x[2 * nv:], g)
-
-    J = jax.jacfwd(tau)(jnp.zeros(k * nv, dtype=v.dtype))
-    return tuple(J[:, i * nv:(i + 1) * nv] for i in range(k))
+def _dq_dv(P, kin, v, a, g):
+    """``(d tau/dq, d tau/dv)`` at (q, v, a): two forward-mode passes, the first through
+    :func:`moved` and :func:`dynamics`, the second through :func:`dynamics` alone (separate
+    passes skip the work whose tangents are zero)."""
+    z = jnp.zeros_like(v)
+    return (jax.jacfwd(lambda d: dynamics(P, moved(P, kin, d), v, a, g))(z),
+            jax.jacfwd(lambda x: dynamics(P, kin, x, a, g))(v))
 
 
 def inverse_dynamics_derivatives(P, q, v, a, g):
     """``(d tau/dq, d tau/dv, d tau/da = M)``, each (nv, nv); dq in the tangent space."""
-    return _jacobians(P, kinematics(P, q), v, a, g, 3)
+    kin = kinematics(P, q)
+    return (*_dq_dv(P, kin, v, a, g), jax.jacfwd(lambda x: dynamics(P, kin, v, x, g))(a))
 
 
 def forward_dynamics_derivatives(P, q, v, tau, g):
@@ -164,6 +161,6 @@ def forward_dynamics_derivatives(P, q, v, tau, g):
     M, b = mass_and_bias(P, kin, v, g)
     chol = jsl.cho_factor(M)
     a = jsl.cho_solve(chol, tau - b)
-    J_q, J_v = _jacobians(P, kin, v, a, g, 2)
+    J_q, J_v = _dq_dv(P, kin, v, a, g)
     Minv = jsl.cho_solve(chol, jnp.eye(v.shape[0], dtype=v.dtype))
     return -Minv @ J_q, -Minv @ J_v, Minv
