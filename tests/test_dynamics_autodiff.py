@@ -1,4 +1,5 @@
-"""simbench.dynamics.autodiff (jax) against its oracles.
+"""simbench.dynamics.autodiff (jax) against its oracles (named to run after test_collision*: a
+process that has loaded jax should not fork, and the collision workers fork).
 
 * Adam Heins's closed forms for his planar mobile manipulator ("Lagrangian dynamics of a planar
   mobile manipulator with manual, automatic and symbolic differentiation"): the post's
