@@ -80,6 +80,35 @@ def _post_automatic(g0: float = 9.8) -> Callable:
     return jax.jit(tau)
 
 
+_REFERENCE = {"pin rnea": "pinocchio rnea", "pin rnea loop": "pinocchio rnea, Python loop",
+              "pin rnea derivatives": "pinocchio computeRNEADerivatives",
+              "pin rnea derivatives loop": "pinocchio computeRNEADerivatives, Python loop",
+              "pin aba derivatives": "pinocchio computeABADerivatives",
+              "pin aba derivatives loop": "pinocchio computeABADerivatives, Python loop"}
+#: (timing, row name, reference timing, notes)
+_CASES = (
+    ("numba rnea", "inverse dynamics, numba RNEA (the default), single call", "pin rnea", ""),
+    ("jax rnea", "inverse dynamics, jax RNEA, single call after jit", "pin rnea",
+     "jax arrays in and out"),
+    ("jax rnea numpy", "inverse dynamics, jax RNEA, numpy API single call", "pin rnea",
+     "simbench.dynamics.autodiff.inverse_dynamics"),
+    ("jax rnea batch", "inverse dynamics, jax RNEA, vmap batch of {batch}", "pin rnea loop",
+     "per configuration"),
+    ("jax lagrange", "inverse dynamics, jax Lagrangian (M, Gamma, g by jacfwd), single call",
+     "pin rnea", "the post's automatic method on the URDF"),
+    ("sympy", "inverse dynamics, sympy lambdify (simbench.dynamics.symbolic), single call",
+     "pin rnea", "the post's symbolic method on the URDF"),
+    ("jax id derivatives", "inverse dynamics derivatives, jax, single call after jit",
+     "pin rnea derivatives", "jax arrays in and out"),
+    ("jax id derivatives batch", "inverse dynamics derivatives, jax, vmap batch of {batch}",
+     "pin rnea derivatives loop", "per configuration; numpy API"),
+    ("jax fd derivatives", "forward dynamics derivatives, jax, numpy API single call",
+     "pin aba derivatives", ""),
+    ("jax fd derivatives batch", "forward dynamics derivatives, jax, vmap batch of {batch}",
+     "pin aba derivatives loop", "per configuration; numpy API"),
+)
+
+
 def _lambdified(model: Any) -> Any:
     """The model's sympy dynamics, lambdified; None without sympy (the ``symbolic`` extra)."""
     try:
@@ -106,7 +135,8 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
 
     def row(name: str, robot: str, us: float, ratio: float | None = None,
             reference: str | None = None, notes: str = "") -> None:
-        rows.append(dict(name=name, robot=robot, us=us, ratio=ratio, reference=reference, notes=notes))
+        rows.append(dict(name=name, robot=robot, us=us, ratio=ratio, reference=reference,
+                         notes=notes))
 
     for robot in robots:
         model = RobotModel.from_urdf(ROBOTS.get(robot, robot))
@@ -129,7 +159,8 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
         compile_id = _first_call(lambda: J.inverse_dynamics(qj, vj, aj, gj).block_until_ready())
         compile_did = _first_call(lambda: jax.block_until_ready(
             J.inverse_dynamics_derivatives(qj, vj, aj, gj)))
-        compile_lag = _first_call(lambda: J.lagrangian_inverse_dynamics(qj, vj, aj, gj).block_until_ready())
+        compile_lag = _first_call(
+            lambda: J.lagrangian_inverse_dynamics(qj, vj, aj, gj).block_until_ready())
         ad.inverse_dynamics_derivatives(model, Q, V, A)          # compiles the batched code
         ad.forward_dynamics_derivatives(model, Q, V, A)
         ad.forward_dynamics_derivatives(model, q, v, a)
@@ -152,13 +183,15 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
             "jax rnea": (lambda: J.inverse_dynamics(qj, vj, aj, gj).block_until_ready(), calls, 1),
             "jax rnea numpy": (lambda: ad.inverse_dynamics(model, q, v, a), calls, 1),
             "jax rnea batch": (lambda: ad.inverse_dynamics(model, Q, V, A), 1, batch),
-            "jax lagrange": (lambda: J.lagrangian_inverse_dynamics(qj, vj, aj, gj).block_until_ready(),
-                             calls, 1),
+            "jax lagrange": (lambda: J.lagrangian_inverse_dynamics(qj, vj, aj, gj)
+                             .block_until_ready(), calls, 1),
             "jax id derivatives": (lambda: jax.block_until_ready(
                 J.inverse_dynamics_derivatives(qj, vj, aj, gj)), calls, 1),
-            "jax id derivatives batch": (lambda: ad.inverse_dynamics_derivatives(model, Q, V, A), 1, batch),
+            "jax id derivatives batch": (lambda: ad.inverse_dynamics_derivatives(model, Q, V, A),
+                                         1, batch),
             "jax fd derivatives": (lambda: ad.forward_dynamics_derivatives(model, q, v, a), calls, 1),
-            "jax fd derivatives batch": (lambda: ad.forward_dynamics_derivatives(model, Q, V, A), 1, batch),
+            "jax fd derivatives batch": (lambda: ad.forward_dynamics_derivatives(model, Q, V, A),
+                                         1, batch),
         }
         if robot == "mobile_manipulator":
             post = _post_automatic()
@@ -168,36 +201,15 @@ def autodiff_rows(robots: Sequence[str] = tuple(ROBOTS), *, batch: int = 128, re
             if lam is not None:
                 fns["sympy"] = (lambda: lam.inverse_dynamics(q, v, a), calls, 1)
         t = _medians(fns, repeats)
-        ref_id, ref_d = "pinocchio rnea", "pinocchio computeRNEADerivatives"
-        row("inverse dynamics, numba RNEA (the default), single call", robot, t["numba rnea"],
-            t["numba rnea"] / t["pin rnea"], ref_id)
-        row("inverse dynamics, jax RNEA, single call after jit", robot, t["jax rnea"],
-            t["jax rnea"] / t["pin rnea"], ref_id, "jax arrays in and out")
-        row("inverse dynamics, jax RNEA, numpy API single call", robot, t["jax rnea numpy"],
-            t["jax rnea numpy"] / t["pin rnea"], ref_id, "simbench.dynamics.autodiff.inverse_dynamics")
-        row(f"inverse dynamics, jax RNEA, vmap batch of {batch}", robot, t["jax rnea batch"],
-            t["jax rnea batch"] / t["pin rnea loop"], "pinocchio rnea, Python loop", "per configuration")
-        row("inverse dynamics, jax Lagrangian (M, Gamma, g by jacfwd), single call", robot,
-            t["jax lagrange"], t["jax lagrange"] / t["pin rnea"], ref_id,
-            "the post's automatic method on the URDF")
+        for key, name, ref, notes in _CASES:
+            if key in t:
+                row(name.format(batch=batch), robot, t[key], t[key] / t[ref], _REFERENCE[ref], notes)
         if "post automatic" in t:
             row("inverse dynamics, the post's automatic method (poses by hand), single call", robot,
-                t["post automatic"], t["jax lagrange"] / t["post automatic"], "ratio: ours / the post's",
-                f"the post quotes ~{POST_US['automatic (jax)']:.0f} us on its author's laptop "
-                f"(manual {POST_US['manual']:.0f}, sympy {POST_US['symbolic (sympy lambdify)']:.0f})")
-        if "sympy" in t:
-            row("inverse dynamics, sympy lambdify (simbench.dynamics.symbolic), single call", robot,
-                t["sympy"], t["sympy"] / t["pin rnea"], ref_id, "the post's symbolic method on the URDF")
-        row("inverse dynamics derivatives, jax, single call after jit", robot, t["jax id derivatives"],
-            t["jax id derivatives"] / t["pin rnea derivatives"], ref_d, "jax arrays in and out")
-        row(f"inverse dynamics derivatives, jax, vmap batch of {batch}", robot,
-            t["jax id derivatives batch"], t["jax id derivatives batch"] / t["pin rnea derivatives loop"],
-            ref_d + ", Python loop", "per configuration; numpy API")
-        row("forward dynamics derivatives, jax, numpy API single call", robot, t["jax fd derivatives"],
-            t["jax fd derivatives"] / t["pin aba derivatives"], "pinocchio computeABADerivatives")
-        row(f"forward dynamics derivatives, jax, vmap batch of {batch}", robot,
-            t["jax fd derivatives batch"], t["jax fd derivatives batch"] / t["pin aba derivatives loop"],
-            "pinocchio computeABADerivatives, Python loop", "per configuration; numpy API")
+                t["post automatic"], t["jax lagrange"] / t["post automatic"],
+                "ratio: our Lagrangian / the post's", f"the post quotes ~{POST_US['automatic (jax)']:.0f}"
+                f" us on its author's laptop (manual {POST_US['manual']:.0f}, sympy "
+                f"{POST_US['symbolic (sympy lambdify)']:.0f})")
         for name, us in (("inverse dynamics (RNEA)", compile_id),
                          ("inverse dynamics derivatives", compile_did),
                          ("Lagrangian inverse dynamics", compile_lag)):

@@ -98,7 +98,8 @@ def bodies(model: RobotModel) -> list[Body]:
             body_of[k] = body_of[p]
             offset[k] = offset[p] @ model.joint_origin[j]
             if body_of[k] >= 0:
-                G[body_of[k]] = G[body_of[k]] + transform_inertia(offset[k], model.link_spatial_inertia[k])
+                G[body_of[k]] = G[body_of[k]] + transform_inertia(offset[k],
+                                                                  model.link_spatial_inertia[k])
             continue
         body_of[k] = len(spec)
         spec.append((int(body_of[p]), code, offset[p] @ model.joint_origin[j], model.joint_axis[j],
