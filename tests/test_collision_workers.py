@@ -165,3 +165,30 @@ def test_workers_forked_after_a_batched_inverse_dynamics_answer_like_one_process
     threads, method, same, chunks = proc.stdout.split()
     assert int(threads) > 1 and method == "fork"  # forked from a process with threads
     assert same == "True" and int(chunks) > 0
+
+
+def test_workers_are_spawned_once_jax_is_loaded_and_answer_like_one_process(tmp_path):
+    """jax runs its own runtime threads (and warns on os.fork): a script that used the jax
+    derivatives first gets spawned helpers, no fork warning, and the same distances as the
+    in-process query (the oracle)."""
+    pytest.importorskip("jax")
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import numpy as np, simbench\n"
+        "from simbench.dynamics import inverse_dynamics_derivatives\n"
+        "from simbench.bullet.collision import NamedCollisionObject as O\n"
+        "from simbench.bullet.collision_workers import start_method\n"
+        "if __name__ == '__main__':  # spawned helpers re-import this file\n"
+        "    m = simbench.RobotModel.from_urdf('pybullet_data:kuka_iiwa/model.urdf')\n"
+        "    inverse_dynamics_derivatives(m, np.zeros(7), np.zeros(7), np.zeros(7))\n"
+        "    with simbench.Simulation(gui=False) as sim:\n"
+        "        det = sim.detector([(O('robot', 'lbr_iiwa_link_7'), O('cube1'))], workers=2)\n"
+        "        Q = np.random.default_rng(0).uniform(-1.5, 1.5, (20000, 7))\n"
+        "        det.compute_distances(Q, workers=2); det._pool.wait_ready(60)  # a spawned helper's start\n"
+        "        two, one = det.compute_distances(Q, workers=2), det.compute_distances(Q, workers=1)\n"
+        "        print(start_method(), np.array_equal(two, one), sum(h.done for h in det._pool.helpers))\n"
+        "        det.close()\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "fork" not in proc.stderr, proc.stderr
+    method, same, chunks = proc.stdout.split()
+    assert method == "spawn" and same == "True" and int(chunks) > 0

@@ -157,8 +157,8 @@ def _helper_main(conn: Any, spec: WorkerSpec, inherited: tuple[int, ...] = ()) -
 
 def start_method() -> str:
     """``fork`` on Linux when every PyBullet client of this process is DIRECT (a GUI or a
-    shared-memory connection runs threads that a forked child must not inherit); otherwise
-    ``spawn``. The environment variable ``SIMBENCH_WORKER_START`` overrides."""
+    shared-memory connection runs threads that a forked child must not inherit) and jax is not
+    loaded (its runtime threads, likewise: jax warns on ``os.fork``); otherwise ``spawn``. The environment variable ``SIMBENCH_WORKER_START`` overrides."""
     env = os.environ.get("SIMBENCH_WORKER_START")
     if env:
         return env
@@ -166,7 +166,7 @@ def start_method() -> str:
 
     from . import servers
 
-    if not sys.platform.startswith("linux") or servers._gui_client is not None:
+    if not sys.platform.startswith("linux") or servers._gui_client is not None or "jax" in sys.modules:
         return "spawn"
     for client in range(64):
         info = p.getConnectionInfo(physicsClientId=client)
