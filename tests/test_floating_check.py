@@ -66,15 +66,18 @@ def test_check_floating_targets_via_cli(tmp_path):
 def test_scene_target_follows_fixed_base(tmp_path):
     (tmp_path / "s.toml").write_text(
         f'[[body]]\nname = "dog"\nurdf = "{A1}"\nposition = [0, 0, 1]\norientation = [0.3, 0, 0]\n'
-        f'[[body]]\nname = "arm"\nurdf = "{KUKA}"\nfixed_base = true\norientation = [0, 0.4, 0]\n')
+        f'[[body]]\nname = "arm"\nurdf = "{KUKA}"\nfixed_base = true\norientation = [0, 0.4, 0]\n'
+        f'[[body]]\nname = "pup"\nurdf = "{A1}"\nposition = [2, 0, 1]\nscale = 2.0\n')
     out = tmp_path / "r.json"
-    proc = run(["s.toml:dog", "s.toml:arm", "--samples", "5", "--json", str(out)], tmp_path)
+    proc = run(["s.toml:dog", "s.toml:arm", "s.toml:pup", "--samples", "5", "--json", str(out)], tmp_path)
     assert proc.returncode == 0, proc.stderr
     _, res = verdicts(out)
     dog, arm = res["s.toml:dog"], res["s.toml:arm"]
     assert dog["verdict"] == "PASS" and dog["dof"] == 18 and any("floating" in n for n in dog["notes"])
     assert arm["dof"] == 7 and arm["verdict"] == "EXPLAINED"  # the fixed, tilted base: as before
     assert [c["kind"] for c in arm["causes"]] == ["base_orientation_ignored"]
+    pup = res["s.toml:pup"]  # floating and scaled: PyBullet keeps masses and inertias, so does sim.model
+    assert pup["verdict"] == "PASS" and pup["dof"] == 18 and pup["errors"]["tau_rel"] < 1e-8
 
 
 def test_floating_with_base_orientation_is_a_usage_error(tmp_path):

@@ -31,7 +31,9 @@ class Robot:
     """One body of the simulation with movable joints, addressed by joint names.
 
     ``q``, ``qd`` and ``tau`` are arrays in ``joint_names`` order (the URDF's, = the order of
-    ``sim.model``); setters take such an array or a ``{joint name: value}`` mapping.
+    ``sim.model``'s joints); setters take such an array or a ``{joint name: value}`` mapping.
+    :meth:`model_state` / :meth:`set_model_state` speak ``sim.model``'s full ``(q, v)``: for a
+    floating base (``fixed_base = false``) the base pose and twist come first.
     """
 
     def __init__(self, sim: "Simulation", body: LoadedBody):
