@@ -25,7 +25,7 @@ from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
 from .collision_setup import by_joint_name, check_distance, plan, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
-from .collision_world import facts
+from .collision_world import FloatingBases, facts
 from .records import JointState
 from .scene import LoadedBody
 from .sync import WorldSync, client_state
@@ -107,6 +107,9 @@ class CollisionDetector:
         self._core = QueryCore(self.client, self._poses, self._pair_args)
         self._search: dict[float, list] = {}  # the pairs' search distances by max_distance (fast path)
         self._shape1 = (self.dof,)
+        self._bases = FloatingBases(self.robot_bodies, pl.poses)
+        #: columns of a ``q`` that also poses the floating robots' bases (see :class:`FloatingBases`)
+        self.nq = self._bases.nq
         self._generation = sync.generation if sync is not None else 0
         self._posing = frozenset(b.id for b in self.robot_bodies if b.movable_indices)
         self.workers = int(workers)
@@ -166,10 +169,12 @@ class CollisionDetector:
         return out
 
     # ------------------------------------------------------------------ configurations
-    def check_q(self, q: Any, name: str = "q") -> np.ndarray:
-        """``q`` as a float array (..., dof) in :attr:`joint_names` order. Accepts a mapping by
-        joint name, or (several robots) by body name -> that robot's q; ``None`` is the
-        current configuration (see :meth:`current_configuration`)."""
+    def check_q(self, q: Any, name: str = "q", bases: bool = True) -> np.ndarray:
+        """``q`` as a float array (..., dof) in :attr:`joint_names` order, or (``bases``) with
+        :attr:`nq` columns when it also poses the bases of floating robots
+        (:class:`~simbench.bullet.collision_world.FloatingBases`). Accepts a mapping by joint
+        name, or (several robots) by body name -> that robot's q; ``None`` is the current
+        configuration (see :meth:`current_configuration`)."""
         if q is None:
             return self.current_configuration()
         if isinstance(q, Mapping):
@@ -178,13 +183,19 @@ class CollisionDetector:
             arr = np.asarray(q, dtype=float)
         except (TypeError, ValueError) as exc:
             raise ShapeError(f"{name} must be numbers, got {q!r} ({exc})") from None
-        if arr.ndim == 0 or arr.shape[-1] != self.dof:
+        full = bases and self.nq != self.dof and arr.ndim > 0 and arr.shape[-1] == self.nq
+        if arr.ndim == 0 or (arr.shape[-1] != self.dof and not full):
+            also = f" (or {self.nq} columns: base pose x y z qx qy qz qw before each floating robot's joints)" \
+                if bases and self.nq != self.dof else ""
             raise ShapeError(f"{name} has shape {arr.shape}; expected ({self.dof},) or (N, {self.dof}) "
-                             f"with joints in order {list(self.joint_names)}")
+                             f"with joints in order {list(self.joint_names)}{also}")
         if not np.isfinite(arr).all():
             bad = np.argwhere(~np.isfinite(arr))[0]
+            col = int(bad[-1])
+            hit = np.flatnonzero(self._bases.joint_cols == col) if full else [col]
+            what = f"joint {self.joint_names[hit[0]]!r}" if len(hit) else "a base pose"
             raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                             f"{tuple(int(i) for i in bad)} (joint {self.joint_names[bad[-1]]!r})")
+                             f"{tuple(int(i) for i in bad)} ({what})")
         return arr
 
     def _from_mapping(self, q: Mapping, name: str) -> np.ndarray:
@@ -213,7 +224,7 @@ class CollisionDetector:
         """Put the robots of the collision server in configuration ``q`` (one call per robot)."""
         with self._lock:
             self._prepare()
-            q = self.check_q(q)
+            q = self.check_q(q, bases=False)
             if q.ndim != 1:
                 raise ShapeError(f"q has shape {q.shape}; expected ({self.dof},)")
             for body, idx, start, stop in self._poses:
@@ -231,6 +242,8 @@ class CollisionDetector:
             arr = self.check_q(q)
             batch = arr.shape[:-1]
             n = int(np.prod(batch, dtype=int))
+            if arr.shape[-1] != self.dof:  # base poses too: one configuration at a time, here
+                return self._run_posed(kind, arr.reshape(n, self.nq), arg), batch, n
             flat = arr.reshape(n, self.dof)
             bar = None
             if n >= PROGRESS_MIN:
@@ -250,6 +263,17 @@ class CollisionDetector:
             finally:
                 if bar is not None:
                     bar.close()
+
+    def _run_posed(self, kind: str, flat: np.ndarray, arg: float) -> list:
+        """Loop ``kind`` over full rows (nq,): each row's bases posed, then its joints; the
+        bases are put back afterwards."""
+        out: list = []
+        joints = flat[:, self._bases.joint_cols]
+        with self._bases.kept(self.client):
+            for row, jrow in zip(flat, joints):
+                self._bases.pose(self.client, row)
+                out += KERNELS[kind](self._core, jrow[None, :, None].tolist(), arg)
+        return out
 
     def _ensure_pool(self, n_helpers: int) -> WorkerPool:
         if self.scene is None:
@@ -401,7 +425,7 @@ class CollisionDetector:
                      method: str = "advance") -> bool:
         """True when the straight segment from ``q0`` to ``q1`` is free (every pair farther
         than ``margin``) everywhere, not only at samples; see :mod:`simbench.bullet.collision_paths`."""
-        path = np.stack([self.check_q(q0, "q0"), self.check_q(q1, "q1")])
+        path = np.stack([self.check_q(q0, "q0", bases=False), self.check_q(q1, "q1", bases=False)])
         return first_collision(self, path, resolution, margin=margin, method=method) is None
 
     def first_collision(self, path: Any, resolution: float = 0.005, *, margin: float = 0.0,
@@ -410,7 +434,8 @@ class CollisionDetector:
         consecutive rows, as a ``PathHit(edge, t, q, pair)``, or None when every edge is free
         (every pair at least ``margin`` apart everywhere on it); batched over edges. See
         :mod:`simbench.bullet.collision_paths` for the guarantee."""
-        return first_collision(self, self.check_q(path, "path"), resolution, margin=margin, method=method)
+        return first_collision(self, self.check_q(path, "path", bases=False), resolution, margin=margin,
+                               method=method)
 
     # ------------------------------------------------------------------ misc
     @property

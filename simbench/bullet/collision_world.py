@@ -4,16 +4,18 @@ PyBullet") and, per loaded body, one parsed joint table with the facts the queri
 names by index, which links have collision geometry, the rigid groups that fixed joints form)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, SimbenchError, lookup
-from .records import JointInfo, joint_infos
+from ..errors import SceneError, ShapeError, SimbenchError, lookup
+from .records import JointInfo, dynamics_info, joint_infos
 from .scene import LoadedBody, LoadedScene, Scene, load_scene
 
 
@@ -161,5 +163,55 @@ def link_limits(body: LoadedBody) -> tuple[list[float], list[float]]:
     return lo, hi
 
 
-__all__ = ["RawScene", "BodyFacts", "as_loaded", "close_temporary", "facts", "is_server_pair",
+class FloatingBases:
+    """The base poses a detector's ``q`` may carry for robots whose scene leaves the base free
+    (``fixed_base = false``): per robot, in the detector's robot order, ``[x, y, z, qx, qy, qz,
+    qw]`` (the base link frame in the world, as ``sim.model``'s q) before that robot's joints,
+    ``nq`` columns in all. A ``q`` with only the joints (``dof`` columns) leaves the bases
+    where they are. PyBullet places a base by its inertial frame, so a pose is turned into
+    ``(p + R c, R R_in)`` with the base's local inertial frame ``(c, R_in)``."""
+
+    def __init__(self, bodies: Sequence[LoadedBody], poses: Sequence[tuple[int, list[int], int, int]]):
+        self.entries: list[tuple[int, int, tuple, tuple]] = []  # (body id, column, local pos, local orn)
+        self.names: dict[int, str] = {}
+        cols: list[int] = []
+        at = 0
+        for rb, (_, _, start, stop) in zip(bodies, poses):
+            if not rb.fixed_base:
+                info = dynamics_info(rb.id, -1, rb.client)
+                self.entries.append((rb.id, at, tuple(info.local_inertial_position),
+                                     tuple(info.local_inertial_orientation)))
+                self.names[rb.id] = rb.name
+                at += 7
+            cols += range(at, at + stop - start)
+            at += stop - start
+        self.nq = at
+        #: columns of a full (nq) row that hold the joints, in the detector's dof order
+        self.joint_cols = np.array(cols, dtype=int)
+
+    def pose(self, client: int, row: np.ndarray) -> None:
+        """Put every floating robot's base at its pose in the full row ``row`` (nq,)."""
+        for body, col, c, r_in in self.entries:
+            quat = row[col + 3:col + 7]
+            norm = float(np.linalg.norm(quat))
+            if not norm > 0:
+                raise ShapeError(f"q[{col + 3}:{col + 7}] = {quat.tolist()} is the base quaternion of body "
+                                 f"{self.names[body]!r}; expected a non-zero quaternion (x, y, z, w)")
+            pos, orn = p.multiplyTransforms(row[col:col + 3].tolist(), (quat / norm).tolist(), c, r_in,
+                                            physicsClientId=client)
+            p.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=client)
+
+    @contextlib.contextmanager
+    def kept(self, client: int) -> Iterator[None]:
+        """Restore the floating bases' poses on ``client`` afterwards (the collision server's
+        sync only follows changes of the main world)."""
+        saved = [(body, p.getBasePositionAndOrientation(body, physicsClientId=client)) for body, *_ in self.entries]
+        try:
+            yield
+        finally:
+            for body, (pos, orn) in saved:
+                p.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=client)
+
+
+__all__ = ["RawScene", "FloatingBases", "BodyFacts", "as_loaded", "close_temporary", "facts", "is_server_pair",
            "adjacent_indices", "candidate_self_pairs", "link_limits"]

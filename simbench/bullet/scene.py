@@ -236,20 +236,32 @@ class LoadedBody:
     def joint_index(self, joint: str) -> int:
         return lookup(self.joints, joint, "joint", f"body {self.name!r}")
 
+    @property
+    def fixed_base(self) -> bool:
+        """Whether the scene welds this body's base to the world (``fixed_base = true``); a body
+        loaded without a scene spec counts as fixed."""
+        return self.spec is None or bool(self.spec.fixed_base)
+
     @cached_property
     def model(self):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it: the
         file's model as the scene loads it (:meth:`BodySpec.robot_model`: xacro arguments and
         package map applied), scaled like ``globalScaling``
-        (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``), with gravity in the
-        base link frame, ``g_base = R^T g_world``,
-        where ``R`` is the base link's world orientation and ``g_world`` the gravity set on the
-        body's server (the scene's ``gravity``). Exact for a fixed base at any orientation (a
-        wall mount, upside down); for a free base it holds at the pose the body had when this
-        was first read."""
+        (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``).
+
+        * ``fixed_base = true``: gravity in the base link frame, ``g_base = R^T g_world``, where
+          ``R`` is the base link's world orientation and ``g_world`` the gravity set on the
+          body's server (the scene's ``gravity``): exact at any mount (a wall, upside down).
+        * ``fixed_base = false``: a floating base (free-flyer root, ``nq = 7 + n``,
+          ``nv = 6 + n``) with the world's gravity; the base pose and twist are part of q and v
+          (:meth:`simbench.sim.Robot.model_state`)."""
         if self.spec is None:
             raise SceneError(f"body {self.name!r} was not loaded from a scene, so its URDF is unknown")
         model = self.spec.robot_model().scaled(self.spec.scale)
+        params = p.getPhysicsEngineParameters(physicsClientId=self.client)
+        g_world = np.array([params[f"gravityAcceleration{axis}"] for axis in "XYZ"])
+        if not self.fixed_base:
+            return model.with_floating_base().replace(gravity=tuple(float(v) for v in g_world))
         # PyBullet reports the base's inertial (COM) frame; the link frame is that times the
         # inverse of the base's local inertial frame
         _, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)
@@ -257,8 +269,6 @@ class LoadedBody:
         _, link_orn = p.multiplyTransforms([0, 0, 0], com_orn, [0, 0, 0],
                                            p.invertTransform([0, 0, 0], local)[1])
         R = np.array(p.getMatrixFromQuaternion(link_orn)).reshape(3, 3)
-        params = p.getPhysicsEngineParameters(physicsClientId=self.client)
-        g_world = np.array([params[f"gravityAcceleration{axis}"] for axis in "XYZ"])
         return model.replace(gravity=tuple(float(v) for v in R.T @ g_world))
 
     def joint_positions(self) -> np.ndarray:

@@ -33,6 +33,9 @@ CAUSES = {
                                      "inertia from the collision shapes (rebuilt from getDynamicsInfo)",
     "global_scaling_keeps_inertia": "loaded with globalScaling: PyBullet scales joint origins and centres of "
                                     "mass but keeps every link's mass and rotational inertia as in the file",
+    "massless_root_welded": "floating base whose root link has mass 0: PyBullet welds the root to the world "
+                            "even without useFixedBase (getDynamicsInfo mass 0; its floating-base "
+                            "calculateInverseDynamics refuses 7 + n positions)",
     "dof_limit_overflow": f"more than {PYBULLET_MAX_DOF} DOF: PyBullet's client copies q, qd and qdd into "
                           f"fixed {PYBULLET_MAX_DOF}-entry arrays of its command (MAX_DEGREE_OF_FREEDOM) "
                           "without a bound check, so the entries past the limit overwrite the next array "
@@ -172,10 +175,11 @@ def suspect(model: RobotModel, bullet: BulletRobot, load: BulletLoad,
             out.append(Alteration("missing_inertial_default", missing, "1 kg, unit inertia, COM at the "
                                   "link origin", apply=default))
     R_in = np.array(model.link_inertial_origin[0][:3, :3])
-    if not np.allclose(R_in, np.eye(3), atol=1e-12):
+    # a floating base: FloatingBaseConvention already maps PyBullet's base (inertial) frame to ours
+    if not model.floating_base and not np.allclose(R_in, np.eye(3), atol=1e-12):
         out.append(Alteration("root_inertial_gravity_tilt", [model.link_names[0]],
                               "gravity in the root frame is R_inertial @ g", gravity=lambda g, R=R_in: R @ g))
-    if not np.allclose(load.base_rotation, np.eye(3), atol=1e-12):
+    if load.fixed_base and not np.allclose(load.base_rotation, np.eye(3), atol=1e-12):
         g_world = np.array(load.gravity, float)
         out.append(Alteration("base_orientation_ignored", [model.link_names[0]],
                               f"PyBullet uses the world gravity {g_world.tolist()} as if it were the base "

@@ -15,7 +15,9 @@ with the worst joint and state, printed so it can be reproduced.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import os
 import re
 import time
@@ -24,13 +26,15 @@ from typing import Any
 
 import numpy as np
 
+from ..bullet.records import dynamics_info
 from ..errors import SimbenchError
 from ..model import GRAVITY, SPHERICAL, RobotModel
 from ..oracles.pinocchio import PinocchioDynamics
 from ..progress import progress as progress_bar
 from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_output
-from .causes import Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
+from .causes import CAUSES, Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
 from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
+from .floating import FloatingBaseConvention
 from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
 from .targets import Target, corpus_targets, resolve_target
@@ -40,11 +44,12 @@ logger = logging.getLogger(__name__)
 
 
 def sample_states(model: RobotModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``n`` states: q uniform within the limits, qd in [-2, 2] rad/s, qdd in [-5, 5] rad/s^2."""
+    """``n`` states: q uniform within the limits (a floating base anywhere in [-1, 1]^3 m with a
+    uniformly random orientation), v in [-2, 2] rad/s (m/s), a in [-5, 5] rad/s^2 (m/s^2)."""
     rng = np.random.default_rng(seed)
     q = model.random_configuration(rng, n)
-    qd = rng.uniform(-2.0, 2.0, (n, model.dof))
-    qdd = rng.uniform(-5.0, 5.0, (n, model.dof))
+    qd = rng.uniform(-2.0, 2.0, (n, model.nv))
+    qdd = rng.uniform(-5.0, 5.0, (n, model.nv))
     return q, qd, qdd
 
 
@@ -75,9 +80,10 @@ def _notes(res: RobotResult, model: RobotModel, bullet: BulletRobot, qd: np.ndar
     d = np.array(model.joint_damping)[model.movable]
     if np.any(d):
         names = np.array(model.joint_names)[d != 0].tolist()
+        rates = qd[:, 6:] if model.floating_base else qd
         res.notes.append(f"joint damping {dict(zip(names, d[d != 0].tolist()))} is not part of "
                          f"calculateInverseDynamics (adding d*qd would change tau by up to "
-                         f"{float(np.abs(d * qd).max()):.3g} N m)")
+                         f"{float(np.abs(d * rates).max()):.3g} N m)")
     for issue in model.issues:
         if issue.kind in ("mimic_joint", "sloppy_number", "trailing_content", "axis_not_unit"):
             res.notes.append(str(issue))
@@ -92,13 +98,14 @@ def _worst(res: RobotResult, model: RobotModel, q: np.ndarray, qd: np.ndarray, q
     err = res.errors
     scaled = np.nan_to_num(np.abs(tau - tau_b), nan=np.inf) / max(1.0, err.tau_scale)
     i, j = np.unravel_index(int(np.argmax(scaled)), scaled.shape)
-    res.worst = {"joint": model.joint_names[j], "sample": int(i), "q": q[i].tolist(), "qd": qd[i].tolist(),
+    labels = model.v_labels
+    res.worst = {"joint": labels[j], "sample": int(i), "q": q[i].tolist(), "qd": qd[i].tolist(),
                  "qdd": qdd[i].tolist(), "gravity": list(model.gravity),
                  "tau_ours": float(tau[i, j]), "tau_pybullet": float(tau_b[i, j])}
     if err.tau_abs <= tol * max(1.0, err.tau_scale):
         Ms = np.nan_to_num(np.abs(M - M_b), nan=np.inf)
         k, a, b = np.unravel_index(int(np.argmax(Ms)), Ms.shape)
-        res.worst.update({"M_entry": [model.joint_names[a], model.joint_names[b]], "M_sample": int(k),
+        res.worst.update({"M_entry": [labels[a], labels[b]], "M_sample": int(k),
                           "M_q": q[k].tolist(), "M_ours": float(M[k, a, b]), "M_pybullet": float(M_b[k, a, b])})
     res.worst = {k: (_num(v) if isinstance(v, float) else v) for k, v in res.worst.items()}
     return int(i)
@@ -127,9 +134,15 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
     except BulletRefused as exc:
         meshes = [str(i) for i in model.issues if "mesh" in i.kind]
         return done(SKIPPED, str(exc) + (f"; {'; '.join(meshes)}" if meshes else ""))
+    if not target.load.fixed_base and dynamics_info(bullet.body, -1, bullet.client).mass == 0.0:
+        bullet.close()
+        return _welded_root(target, dyn, res, t0, samples=samples, seed=seed, tol=tol, pinocchio=pinocchio)
     with bullet:
+        if not target.load.fixed_base:  # PyBullet's floating-base conventions (and defects) mapped to ours
+            bullet.convention = FloatingBaseConvention(bullet)
         model, notes = target.model_in(bullet)
         res.notes += notes
+        res.dof = model.dof
         if bullet.joint_names != list(model.joint_names):
             return done(FAIL, f"joint names differ: PyBullet {bullet.joint_names}, simbench {list(model.joint_names)}")
         if any(int(c) == SPHERICAL for c in model.joint_type_code):
@@ -224,10 +237,33 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
         return done(FAIL, reason)
 
 
+def _welded_root(target: Target, dyn: Dynamics, res: RobotResult, t0: float, **kw: Any) -> RobotResult:
+    """A floating target whose root has no mass: PyBullet welds such a root to the world even
+    without ``useFixedBase`` (``getDynamicsInfo`` gives it mass 0 and its floating-base
+    ``calculateInverseDynamics`` refuses 7 + n positions), so what it computes is compared: the
+    joint rows with the base held at rest (the check with the base fixed), and the cause stated."""
+    assert target.file_model is not None and target.load is not None
+    body = None if target.body is None else dataclasses.replace(target.body, fixed_base=True)
+    fixed = dataclasses.replace(target, file_model=target.file_model.with_floating_base(False),
+                                load=dataclasses.replace(target.load, fixed_base=True), body=body, notes=[])
+    out = compare_target(fixed, dyn, **kw)
+    out.notes = res.notes + out.notes
+    if out.verdict in (PASS, EXPLAINED) and out.errors is not None:
+        root = target.file_model.link_names[0]
+        refused = Errors(math.inf, math.inf, math.inf, math.inf, out.errors.tau_scale, out.errors.M_scale)
+        out.causes.insert(0, Cause("massless_root_welded", [root], CAUSES["massless_root_welded"] +
+                                   "; compared: the joint rows of inverse dynamics and the joint block of M, "
+                                   "base at rest", refused, out.causes[0].after if out.causes else out.errors))
+        out.verdict = EXPLAINED
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
 def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0, tol: float = 1e-8,
             dynamics: Any = None, *, base_orientation: Sequence[float] | None = None,
             inertia_from_file: bool = True, gravity: Sequence[float] = GRAVITY, pinocchio: bool = True,
-            model: RobotModel | None = None, timeout: float | None = DEFAULT_TIMEOUT) -> RobotResult:
+            model: RobotModel | None = None, timeout: float | None = DEFAULT_TIMEOUT,
+            floating: bool = False) -> RobotResult:
     """Check one robot: a URDF (path, ``pybullet_data:NAME``, ``simbench:NAME``) or a scene body
     (``SCENE.toml:BODY``, ``SCENE.toml`` for its robot).
 
@@ -236,12 +272,13 @@ def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0
     ``inverse_dynamics``/``mass_matrix`` (run in a thread); ``timeout`` bounds the user's code
     (seconds). ``base_orientation``: roll pitch yaw or quaternion x y z w of the fixed base of a
     URDF target. ``inertia_from_file=False`` loads without ``URDF_USE_INERTIA_FROM_FILE``.
-    ``model``: the model under test instead of the file's. A faulty user function gives an
+    ``model``: the model under test instead of the file's. ``floating``: a URDF target with a
+    free-flyer root (PyBullet loads it with a free base; a scene body follows its ``fixed_base``). A faulty user function gives an
     ``ERROR`` or ``FAIL`` result; a missing file or function raises :class:`SimbenchError`.
     """
     report = check([target], samples=samples, seed=seed, tol=tol, dynamics=dynamics, pinocchio=pinocchio,
                    timeout=timeout, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
-                   gravity=gravity, model=model)
+                   gravity=gravity, model=model, floating=floating)
     if report.interrupted:
         raise KeyboardInterrupt
     return report.results[0]
@@ -251,7 +288,7 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
           seed: int = 0, tol: float = 1e-8, dynamics: Any = None, pinocchio: bool = True,
           timeout: float | None = DEFAULT_TIMEOUT, on_result: Callable[[RobotResult], None] | None = None,
           base_orientation: Sequence[float] | None = None, inertia_from_file: bool = True,
-          gravity: Sequence[float] = GRAVITY, model: RobotModel | None = None) -> Report:
+          gravity: Sequence[float] = GRAVITY, model: RobotModel | None = None, floating: bool = False) -> Report:
     """:func:`compare_target` over targets (and a corpus); a :class:`Report`. Targets are resolved
     (and parsed) once, before the work starts; an unknown target or function is a
     :class:`SimbenchError`. Ctrl-C stops after the current robot's results are kept
@@ -262,10 +299,10 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
     try:
         todo = [t if isinstance(t, Target) else
                 resolve_target(t, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
-                               gravity=gravity, model=model) for t in targets]
+                               gravity=gravity, model=model, floating=floating) for t in targets]
         results: list[RobotResult] = []
         if corpus:
-            extra, skipped = corpus_targets(corpus)
+            extra, skipped = corpus_targets(corpus, floating=floating)
             todo += extra
             results += skipped
             for r in skipped:
@@ -297,7 +334,7 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
     settings = {"samples": samples, "seed": seed, "tol": tol, "dynamics": dyn.label, "corpus": corpus,
                 "timeout": timeout, "pinocchio": pinocchio, "inertia_from_file": inertia_from_file,
                 "base_orientation": None if base_orientation is None else list(base_orientation),
-                "gravity": list(gravity)}
+                "gravity": list(gravity), "floating": bool(floating)}
     return Report(results, settings, time.perf_counter() - t0, interrupted, {t.label: t for t in todo})
 
 

@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"per robot, for the --dynamics function (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--base-orientation", nargs="+", type=float, metavar="X",
                         help="fixed-base orientation of URDF targets: roll pitch yaw, or quaternion x y z w")
+    parser.add_argument("--floating", action="store_true",
+                        help="check URDF targets (and the corpus) with a floating base (free-flyer root: q = base "
+                             "pose + joints, v = base twist + joint rates); scene targets follow fixed_base")
     parser.add_argument("--inertia-from-shapes", action="store_true",
                         help="load without URDF_USE_INERTIA_FROM_FILE (PyBullet recomputes inertia)")
     parser.add_argument("--no-pinocchio", action="store_true", help="skip Pinocchio as the third voice")
@@ -74,7 +77,7 @@ def _resolve(args: argparse.Namespace) -> list[Target]:
     targets = []
     for text in args.targets:
         t = resolve_target(text, base_orientation=args.base_orientation,
-                           inertia_from_file=not args.inertia_from_shapes)
+                           inertia_from_file=not args.inertia_from_shapes, floating=bool(args.floating))
         if t.file_model is not None and t.file_model.dof == 0:
             raise SimbenchError(f"{text}: the robot has no movable joints, nothing to check")
         targets.append(t)
@@ -150,7 +153,7 @@ def run_cli(args: argparse.Namespace) -> int:
             report = check(targets, corpus=corpus, samples=args.samples, seed=args.seed, tol=args.tol,
                            dynamics=dyn, pinocchio=not args.no_pinocchio, timeout=args.timeout,
                            on_result=on_result, base_orientation=args.base_orientation,
-                           inertia_from_file=not args.inertia_from_shapes)
+                           inertia_from_file=not args.inertia_from_shapes, floating=bool(args.floating))
         except SimbenchError as exc:
             return _usage(str(exc))
         report.settings["strict"] = bool(args.strict)

@@ -110,13 +110,15 @@ def _loaded(read: Callable[[], UrdfSource]) -> tuple[UrdfSource | None, RobotMod
 
 def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[float] | None = None,
                    inertia_from_file: bool = True, gravity: Sequence[float] = GRAVITY,
-                   model: RobotModel | None = None) -> Target:
+                   model: RobotModel | None = None, floating: bool = False) -> Target:
     """A :class:`Target` from a URDF or scene name; :class:`SimbenchError` when it cannot be
     found. A file that cannot be loaded (``URDFError``: malformed, a missing mesh, a construct
     PyBullet refuses) gives a target with ``refused`` set. ``base_orientation`` (roll pitch yaw
     or quaternion) applies to URDF targets. Files are read with
     :func:`~simbench.urdf_source.load_source` (``package://`` meshes, xacro; the command line's
-    ``--package`` and ``--xacro-arg``)."""
+    ``--package`` and ``--xacro-arg``). ``floating``: a URDF target gets a free-flyer root
+    (``RobotModel.with_floating_base``; PyBullet loads it with a free base); a scene body follows
+    its ``fixed_base``."""
     text = os.fspath(target)
     if is_scene(text):
         if base_orientation is not None:
@@ -129,24 +131,32 @@ def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[floa
         label = text if body else f"{text}:{spec.name}"
         src, file_model, path, refused = _loaded(spec.source)
         load = None if path is None else BulletLoad(path, tuple(spec.orientation), float(spec.scale), True,
-                                                    tuple(float(x) for x in scene.gravity))
+                                                    tuple(float(x) for x in scene.gravity), bool(spec.fixed_base))
         out = Target(label, spec.path, file_model, load, body=spec, source=src, refused=refused)
         if not spec.fixed_base:
-            out.notes.append(f"body {spec.name!r} is floating in the scene (fixed_base = false); checked with "
-                             f"its base fixed at the scene's orientation")
+            out.notes.append(f"body {spec.name!r} is floating in the scene (fixed_base = false): checked with "
+                             f"a floating base (q = base pose + joints)")
         return out
+    if floating and base_orientation is not None:
+        raise SimbenchError(f"{text}: --base-orientation applies to fixed bases; with --floating the base "
+                            f"orientation is part of every sampled q")
     path = resolve_urdf(text)
     src, file_model, pb_path, refused = _loaded(lambda: load_source(path))
     if model is not None:
         file_model = model
+    floating = floating or bool(file_model is not None and file_model.floating_base)
+    if floating and file_model is not None:
+        file_model = file_model.with_floating_base()
     load = None if pb_path is None else BulletLoad(pb_path, as_quaternion(base_orientation), 1.0,
-                                                   inertia_from_file, tuple(float(x) for x in gravity))
+                                                   inertia_from_file, tuple(float(x) for x in gravity),
+                                                   fixed_base=not floating)
     return Target(target_label(text), path, file_model, load, source=src, refused=refused)
 
 
-def corpus_targets(name: str = "pybullet_data") -> tuple[list[Target], list[RobotResult]]:
+def corpus_targets(name: str = "pybullet_data", floating: bool = False) -> tuple[list[Target], list[RobotResult]]:
     """Every distinct URDF file (by content) in the corpus that has movable joints, parsed once,
-    and SKIPPED results for those that cannot be loaded (with the reason)."""
+    and SKIPPED results for those that cannot be loaded (with the reason); ``floating``: each
+    with a free-flyer root."""
     if name != "pybullet_data":
         raise SimbenchError(f"unknown corpus {name!r}; expected 'pybullet_data'")
     root = pybullet_data_dir()
@@ -165,7 +175,8 @@ def corpus_targets(name: str = "pybullet_data") -> tuple[list[Target], list[Robo
         if refused:
             skipped.append(RobotResult(label, path=str(f), reason=refused))
         elif model is not None and pb_path is not None:
-            targets.append(Target(label, f.resolve(), model, BulletLoad(pb_path), source=src))
+            targets.append(Target(label, f.resolve(), model.with_floating_base(floating),
+                                  BulletLoad(pb_path, fixed_base=not floating), source=src))
     return targets, skipped
 
 

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._quiet import import_pybullet
-from ..bullet.records import JointState, LinkState, joint_info
+from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
 from ..errors import ShapeError, SimbenchError, lookup
+from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -30,7 +31,9 @@ class Robot:
     """One body of the simulation with movable joints, addressed by joint names.
 
     ``q``, ``qd`` and ``tau`` are arrays in ``joint_names`` order (the URDF's, = the order of
-    ``sim.model``); setters take such an array or a ``{joint name: value}`` mapping.
+    ``sim.model``'s joints); setters take such an array or a ``{joint name: value}`` mapping.
+    :meth:`model_state` / :meth:`set_model_state` speak ``sim.model``'s full ``(q, v)``: for a
+    floating base (``fixed_base = false``) the base pose and twist come first.
     """
 
     def __init__(self, sim: "Simulation", body: LoadedBody):
@@ -56,6 +59,8 @@ class Robot:
         spec_joints = body.spec.joints if body.spec is not None else {}
         #: the configuration the scene loads (its ``joints`` table, 0 elsewhere); ``reset()`` target
         self.initial_q = np.array([float(spec_joints.get(n, 0.0)) for n in self.joint_names])
+        #: the base's centre of mass in the base link frame (PyBullet's local inertial frame)
+        self._base_com = np.array(dynamics_info(body.id, -1, self._client).local_inertial_position, dtype=float)
 
     @property
     def sim(self) -> "Simulation":
@@ -96,6 +101,55 @@ class Robot:
         states = self._states()
         return (np.array([s.position for s in states], dtype=float),
                 np.array([s.velocity for s in states], dtype=float))
+
+    @property
+    def floating(self) -> bool:
+        """True when the scene leaves the base free (``fixed_base = false``): :attr:`model` then
+        has a floating base and :meth:`model_state` includes the base pose and twist."""
+        return not self.body.fixed_base
+
+    def model_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, v)`` in the conventions of :attr:`model` (Pinocchio's), shapes ``(nq,)`` and
+        ``(nv,)``: for a floating base ``q = [x, y, z, qx, qy, qz, qw, joints]`` (base link frame
+        in the world) and ``v = [v; w; joint rates]`` (velocity of the base link origin and
+        angular velocity, both in the base link frame); for a fixed base the joints only.
+
+        PyBullet places and reports the base by its inertial (COM) frame with world-frame COM
+        velocities; with ``R`` the base link orientation and ``c`` the COM in the base link frame,
+        ``w = R^T w_world`` and ``v = R^T (v_com - w_world x R c)`` (rigid-body velocity transfer,
+        Lynch & Park, *Modern Robotics*, section 3.3)."""
+        q, qd = self.state()
+        if not self.floating:
+            return q, qd
+        pos, quat = base_link_pose(self._client, self.id)
+        v_com, w_world = (np.array(x, dtype=float) for x in p.getBaseVelocity(self.id, physicsClientId=self._client))
+        R = _rotation(quat)
+        v_origin = v_com - np.cross(w_world, R @ self._base_com)
+        return np.concatenate([pos, quat, q]), np.concatenate([R.T @ v_origin, R.T @ w_world, qd])
+
+    def set_model_state(self, q: Any, v: Any = None) -> None:
+        """Teleport the body to ``(q, v)`` of :attr:`model` (:meth:`model_state`'s conventions;
+        ``v`` None: at rest): the base pose and twist (floating base) and the joints, in one call.
+        Modes, torques and motor targets are kept (see :meth:`reset`)."""
+        model = self.model
+        qv = np.asarray(q, dtype=float)
+        vv = np.zeros(model.nv) if v is None else np.asarray(v, dtype=float)
+        for what, arr, n, labels in (("q", qv, model.nq, "q_labels"), ("v", vv, model.nv, "v_labels")):
+            if arr.shape != (n,) or not np.isfinite(arr).all():
+                raise ShapeError(f"set_model_state: {what} has shape {arr.shape}" +
+                                 ("" if arr.shape != (n,) else " with non-finite entries") +
+                                 f"; expected {n} finite numbers (sim.model.{labels} names them)")
+        if self.floating:
+            quat = qv[3:7]
+            if not np.linalg.norm(quat) > 0:
+                raise ShapeError(f"set_model_state: base quaternion q[3:7] = {quat.tolist()}; expected a "
+                                 f"non-zero quaternion (x, y, z, w)")
+            R = _rotation(quat / np.linalg.norm(quat))
+            w_world = R @ vv[3:6]
+            v_com = R @ vv[:3] + np.cross(w_world, R @ self._base_com)
+            set_base_pose(self._client, self.id, qv[:3], quat, v_com, w_world)
+            qv, vv = qv[7:], vv[6:]
+        self.reset(qv, vv)
 
     @property
     def tau(self) -> np.ndarray:
@@ -261,6 +315,11 @@ class Robot:
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, dof={self.dof}, joints={list(self.joint_names)})"
+
+
+def _rotation(quat: np.ndarray) -> np.ndarray:
+    """3x3 rotation of a unit quaternion (x, y, z, w)."""
+    return np.array(p.getMatrixFromQuaternion(np.asarray(quat, dtype=float).tolist())).reshape(3, 3)
 
 
 def _finite(v: Any, what: str) -> float:
