@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 CHUNK = 128             # configurations per chunk (about 8 ms of work for the kuka_cubes query)
 DEPTH = 3               # chunks queued ahead per helper
 DEFAULT_TIMEOUT = 60.0  # seconds a helper may take to answer before it is replaced
+START_TIMEOUT = 30.0    # at least this long to start (a helper that is not ready holds no work)
 PROGRESS_MIN = 100_000  # batches at least this large show a progress bar
 
 
@@ -326,13 +327,16 @@ class WorkerPool:
                 raise SimbenchError(f"{h.name} failed:\n{payload}")
             feed(h)
 
+        def limit(h: _Helper) -> float:
+            return self.timeout if h.ready else max(self.timeout, START_TIMEOUT)
+
         def check_deadlines() -> None:
             now = time.monotonic()
             for k, h in enumerate(active):
-                if (h.inflight or not h.ready) and now - h.since > self.timeout:
+                if (h.inflight or not h.ready) and now - h.since > limit(h):
                     todo.extendleft(reversed(h.inflight))
                     state = "did not answer" if h.ready else "was not ready"
-                    new = self._replace(h, f"{state} within {self.timeout:g} s")
+                    new = self._replace(h, f"{state} within {limit(h):g} s")
                     new.conn.send(("sync", -1, snap, kind, arg))
                     active[k] = new
 
@@ -352,7 +356,7 @@ class WorkerPool:
             if not any(h.inflight for h in active) and all(r is not None for r in results):
                 break
             waiting = [h for h in active if h.inflight or not h.ready]
-            deadline = min(h.since for h in waiting) + self.timeout
+            deadline = min(h.since + limit(h) for h in waiting)
             ready = wait([h.conn for h in waiting], timeout=max(0.0, deadline - time.monotonic()) + 1e-3)
             for conn in ready:
                 service(by_conn[conn])
