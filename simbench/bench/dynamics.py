@@ -89,7 +89,6 @@ class _PyBullet:
         from .._quiet import import_pybullet
 
         p = import_pybullet()
-
         self.p = p
         self.client = p.connect(p.DIRECT)
         self.body = p.loadURDF(str(model.source), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
