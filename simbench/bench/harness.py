@@ -27,9 +27,10 @@ CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time
 @dataclass(frozen=True)
 class Contender:
     """One thing to time. ``fn()`` handles ``configs`` configurations per call and is called
-    ``calls`` times per round. ``clock``: ``"wall"``, ``"cpu"`` or ``"auto"`` (wall for batches,
-    CPU time for single calls). ``warmup``: call once before the rounds (numba's compile or
-    cache load, jax's jit)."""
+    ``calls`` times per round. ``clock``: ``"wall"``, ``"cpu"``, ``"auto"`` (wall for batches,
+    CPU time for single calls) or ``"reported"`` (``fn`` returns the seconds it measured itself,
+    e.g. a run in a fresh process that leaves out its start-up). ``warmup``: call once before
+    the rounds (numba's compile or cache load, jax's jit)."""
 
     name: str
     fn: Callable[[], Any]
@@ -70,11 +71,16 @@ def interleaved(contenders: Sequence[Contender], rounds: int) -> dict[str, Timin
     samples: dict[str, list[float]] = {c.name: [] for c in contenders}
     for r in range(rounds):
         for c in (contenders if r % 2 == 0 else contenders[::-1]):
-            clock, fn = c.clock_fn(), c.fn
-            t0 = clock()
-            for _ in range(c.calls):
-                fn()
-            samples[c.name].append((clock() - t0) / (c.calls * c.configs) * 1e6)
+            fn = c.fn
+            if c.clock == "reported":
+                seconds = sum(float(fn()) for _ in range(c.calls))
+            else:
+                clock = c.clock_fn()
+                t0 = clock()
+                for _ in range(c.calls):
+                    fn()
+                seconds = clock() - t0
+            samples[c.name].append(seconds / (c.calls * c.configs) * 1e6)
     return {c.name: Timing(c.name, statistics.median(samples[c.name]), min(samples[c.name]),
                            tuple(samples[c.name]), c.configs) for c in contenders}
 
