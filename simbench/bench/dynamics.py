@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._quiet import import_pybullet, quiet_fds
 from ..errors import SimbenchError, closest
 from ..model import RobotModel
 from . import symbolic
@@ -86,8 +87,6 @@ class _PyBullet:
     ``calculateMassMatrix`` (joint order: the model's, which is PyBullet's)."""
 
     def __init__(self, model: RobotModel):
-        from .._quiet import import_pybullet
-
         p = import_pybullet()
         self.p = p
         self.client = p.connect(p.DIRECT)
@@ -177,7 +176,8 @@ def robot_rows(robot: str, spec: str, floating: bool, *, n: int = 10_000, single
 
     try:
         pin = import_pinocchio()
-        pm = pinocchio_model(model)
+        with quiet_fds(2):  # Pinocchio's URDF parser prints what it refuses (spherical joints)
+            pm = pinocchio_model(model)
         pd = pm.createData()
         mp = PinocchioMap(model, pm)
     except (ImportError, SimbenchError) as exc:

@@ -15,8 +15,8 @@ from .schema import Report, Row
 
 
 def fmt_us(us: float) -> str:
-    """Microseconds as text: seconds from 1 s up, thousands separated, 3 significant digits."""
-    if us >= 1e6:
+    """Microseconds as text: seconds from 0.1 s up, thousands separated, 3 significant digits."""
+    if us >= 1e5:
         return f"{us / 1e6:.2f} s"
     if us >= 1000:
         return f"{us:,.0f}"

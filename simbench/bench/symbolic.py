@@ -33,7 +33,7 @@ def prepare(robot: str, model: Any, max_dof: int, want_c: bool,
     try:
         eom = symbolic.derive(model, max_dof=max_dof)
     except SimbenchError as exc:
-        notes.append(f"{robot}: no sympy rows: {exc}")
+        notes.append(f"{robot}: no sympy rows: {str(exc).split('; ')[0]}")
         return [], {}
     rows = [one_off("dynamics", robot, "symbolic model (once)", "sympy derive (M, C, g)",
                     time.perf_counter() - t0)]
