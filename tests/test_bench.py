@@ -101,7 +101,8 @@ def test_json_layout_round_trips_and_markdown_has_one_line_per_row(tmp_path):
     assert all(tuple(r) == KEYS for r in data["rows"])
     assert report.read_json(path).rows == rows
     md = report.markdown(result).splitlines()
-    assert sum(line.startswith("| arm |") for line in md) == 2
+    assert sum(line.startswith("| arm | q (ratio to b) |") for line in md) == 1
+    assert sum(line.startswith("|  |  | ") for line in md) == 1 and len(md) == 8  # machine, blank, title, blank, head, rule, 2 rows
     text = report.console(result)
     assert "== collision: arm" in text and "(ratio to b)" in text and "note: a note" in text
 

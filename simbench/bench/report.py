@@ -66,8 +66,9 @@ def console(report: Report) -> str:
 
 
 def markdown(report: Report, suites: Sequence[str] | None = None) -> str:
-    """Markdown tables, one per suite (all suites, or ``suites``), with a line naming the
-    machine and versions of the run."""
+    """Markdown tables, one per suite (all suites, or ``suites``), after a line naming the
+    machine and versions of the run; a robot and a quantity (with its reference) are written
+    on their first row only."""
     m = report.machine
     out = [f"Measured on {m.get('cpu')} ({m.get('cores')} cores, load {m.get('load_average_1min')}): "
            + ", ".join(f"{k} {v}" for k, v in report.versions.items()) + "."]
@@ -77,12 +78,17 @@ def markdown(report: Report, suites: Sequence[str] | None = None) -> str:
     for suite, rows in by_suite.items():
         if suites is not None and suite not in suites:
             continue
-        out += ["", f"**{suite}**", "", "| robot | quantity | contender | n | µs per config | ratio "
-                "| reference | notes |", "|---|---|---|---:|---:|---:|---|---|"]
+        out += ["", f"**{suite}**", "", "| robot | quantity (ratio to) | contender | n | µs per config | ratio "
+                "| notes |", "|---|---|---|---:|---:|---:|---|"]
+        last: tuple[str, str] = ("", "")
         for r in rows:
+            robot = r.robot if r.robot != last[0] else ""
+            quantity = (r.quantity + (f" (ratio to {r.reference})" if r.reference else "")
+                        if (r.robot, r.quantity) != last else "")
+            last = (r.robot, r.quantity)
             notes = r.notes.replace("|", "/")
-            out.append(f"| {r.robot} | {r.quantity} | {r.contender} | {r.n} | {fmt_us(r.us_per_config)} "
-                       f"| {fmt_ratio(r.ratio)} | {r.reference or ''} | {notes} |")
+            out.append(f"| {robot} | {quantity} | {r.contender} | {r.n:,} | {fmt_us(r.us_per_config)} "
+                       f"| {fmt_ratio(r.ratio)} | {notes} |")
     return "\n".join(out) + "\n"
 
 
