@@ -150,9 +150,9 @@ def test_unknown_robot_is_one_line_with_the_closest_name():
 def test_collision_suite_from_another_folder_by_python_m(tmp_path):
     """``python -m simbench.bench --suite collision --quick`` as a user runs it: the table,
     and a JSON report whose ratios are taken against references of the same run."""
-    out = tmp_path / "reports" / "c.json"
-    r = _run(["-m", "simbench.bench", "--suite", "collision", "--quick", "--rounds", "1", "--json", str(out)],
-             cwd=tmp_path)
+    out, md = tmp_path / "reports" / "c.json", tmp_path / "c.md"
+    r = _run(["-m", "simbench.bench", "--suite", "collision", "--quick", "--rounds", "1", "--json", str(out),
+              "--markdown", str(md)], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "== collision: kuka_iiwa (kuka_cubes scene)" in r.stdout and "(ratio to raw PyBullet minimum)" in r.stdout
     result = report.read_json(out)
@@ -161,6 +161,7 @@ def test_collision_suite_from_another_folder_by_python_m(tmp_path):
     assert {"distances of 4 pairs, per configuration", "one world: a query in the post's loop",
             "path checking, per edge (n = edges)", "throughput on a batch of 4,000"} == quantities
     assert check_ratios(result.rows) == len(result.rows) == 13
+    assert md.read_text() == report.markdown(result)
 
 
 def test_sweep_suite_runs_each_engine_in_a_fresh_process():
