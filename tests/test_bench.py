@@ -158,7 +158,7 @@ def test_collision_suite_from_another_folder_by_python_m(tmp_path):
     result = report.read_json(out)
     assert result.settings["suites"] == ["collision"] and {r.suite for r in result.rows} == {"collision"}
     quantities = {r.quantity for r in result.rows}
-    assert {"distances of 4 pairs, per configuration", "one world: a query in the post's loop",
+    assert {"distances of 4 pairs, per configuration", "one world: one query per call in a tight loop",
             "path checking, per edge (n = edges)", "throughput on a batch of 4,000"} == quantities
     assert check_ratios(result.rows) == len(result.rows) == 13
     assert md.read_text() == report.markdown(result)

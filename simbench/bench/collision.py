@@ -104,7 +104,7 @@ def _sync_rows(Q: np.ndarray, rounds: int) -> list[Row]:
                                          clock="cpu"),
                                Contender("ServerPair.detector, mark_changed() before each query",
                                          loop(synced, True), len(Q), clock="cpu")], rounds)
-    return rows_from("collision", ROBOT, "one world: a query in the post's loop", timings,
+    return rows_from("collision", ROBOT, "one world: one query per call in a tight loop", timings,
                      "detector on the collision server",
                      {"ServerPair.detector, nothing changed": "target ratio < 1.05"})
 

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +121,6 @@ def _forms(model: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> di
 
 def _target_notes(quantity: str, floating: bool, rows: list[Row]) -> list[Row]:
     """Rows with the project's target stated in ours' notes (met or MISSED, this run)."""
-    from dataclasses import replace
-
     out = []
     for r in rows:
         target = TARGETS.get((quantity, floating)) if r.contender in OURS.values() else None

@@ -14,6 +14,7 @@ busy the rates of two engines go as the inverse of their CPU times.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -133,12 +134,9 @@ def run(*, samples: int = 200_000, chunk_size: int = 10_000, workers: int = 2, r
         ray: bool = True, notes: list[str] | None = None) -> list[Row]:
     """The suite's rows: one interleaved group of fresh-process sweeps (see the module docstring)."""
     notes = [] if notes is None else notes
-    if ray:
-        try:
-            import ray as _ray  # noqa: F401
-        except ImportError:
-            notes.append("sweep: no Ray rows: install the 'sweep' extra (pip install 'simbench[sweep]')")
-            ray = False
+    if ray and importlib.util.find_spec("ray") is None:
+        notes.append("sweep: no Ray rows: install the 'sweep' extra (pip install 'simbench[sweep]')")
+        ray = False
     configs = [("local", 1), ("local", workers)] + ([("ray", workers)] if ray else [])
     names = {("local", 1): "local engine, 1 worker", ("local", workers): f"local engine, {workers} workers",
              ("ray", workers): f"Ray engine, {workers} CPUs"}
