@@ -21,7 +21,7 @@ from .errors import SimbenchError
 _DELEGATED = {
     "check": ("simbench.check.cli", "cross-check our dynamics against PyBullet (and Pinocchio)"),
     "run": ("simbench.runner", "run a scenario script that defines main(sim)"),
-    "bench": ("simbench.bench", "benchmark every formulation against PyBullet and Pinocchio"),
+    "bench": ("simbench.bench.cli", "benchmark every formulation against PyBullet and Pinocchio"),
     "sweep": ("simbench.sweep.cli", "large collision/dynamics/check jobs in resumable chunks, locally or on Ray"),
     "demo": ("simbench.demo", "the bundled KUKA-among-cubes scene: move the arm, print distances"),
     "view": ("simbench.view", "look at a URDF or scene: joint sliders, live named-link distances"),

@@ -365,16 +365,3 @@ def test_missing_jax_is_one_line_naming_the_extra():
     kind, message = r.stdout.strip().split("\n")
     assert kind == "MissingExtraError True"
     assert "'autodiff' extra" in message and "pip install 'simbench[autodiff]'" in message
-
-
-def test_bench_rows_name_every_case_and_their_reference():
-    """The rows' shape (timings are not asserted: they live in the benchmark table)."""
-    from simbench.bench_autodiff import autodiff_rows, format_rows
-
-    rows = autodiff_rows(("mobile_manipulator",), batch=16, repeats=1, calls=2, cold=False)
-    assert {tuple(sorted(r)) for r in rows} == {("name", "notes", "ratio", "reference", "robot", "us")}
-    names = [r["name"] for r in rows]
-    assert len(names) == 14 and any("the post's automatic method" in n for n in names)
-    assert all(r["us"] > 0 for r in rows) and all((r["ratio"] is None) == (r["reference"] is None)
-                                                   for r in rows)
-    assert format_rows(rows).count("\n") == len(rows) + 1

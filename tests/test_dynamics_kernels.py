@@ -30,7 +30,7 @@ def test_numba_threading_layer_is_never_touched():
 
 def test_dynamics_imports_neither_pybullet_nor_pinocchio():
     code = ("import sys, simbench.dynamics, simbench.dynamics.lagrange, simbench.dynamics.rigid_body, "
-            "simbench.spatial, simbench.bench_dynamics; "
+            "simbench.spatial; "
             "assert 'pybullet' not in sys.modules and 'pinocchio' not in sys.modules")
     _run(code)
 

@@ -13,7 +13,6 @@ LONG = {
                 "copies (the URDF parser is in urdf_model.py)",
     "dynamics/symbolic.py": "derive(): one derivation (poses, Jacobians, M, Christoffel symbols, g) "
                             "and its record; the numeric halves are in symbolic_codegen.py",
-    "bench.py": "the aggregate benchmark: every formulation's rows in one table",
 }
 MAX_LINES = 500
 

@@ -334,28 +334,3 @@ def test_missing_sympy_says_how_to_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "pip install simbench[symbolic]" in out.stdout, out.stdout + out.stderr
-
-
-# ---------------------------------------------------------------------- simbench bench (smoke)
-def test_bench_json_has_stable_keys(tmp_path):
-    """A tiny run of the aggregate benchmark: the JSON layout, symbolic rows with ratios to a
-    Pinocchio timing of the same run, and the machine/versions block (numbers not asserted)."""
-    import json
-
-    from simbench import bench
-
-    out = tmp_path / "bench.json"
-    result = bench.run_benchmark(["mobile_manipulator"], n=64, single=8, rounds=1, want_c=False,
-                                 collision=False, json_path=out)
-    data = json.loads(out.read_text())
-    assert list(data) == ["machine", "versions", "settings", "lagrangian_post_us_per_call", "rows", "notes"]
-    assert {"cpu", "cores"} <= set(data["machine"])
-    assert {"python", "numpy", "numba", "pybullet", "pin", "sympy"} <= set(data["versions"])
-    keys = ["robot", "quantity", "method", "mode", "n", "value", "unit", "ratio_to_pinocchio", "note"]
-    assert all(list(r) == keys for r in data["rows"])
-    sym = {(r["quantity"], r["method"]) for r in data["rows"] if r["method"].startswith("symbolic")}
-    assert ("inverse_dynamics", "symbolic lambdify batched") in sym
-    assert all(r["ratio_to_pinocchio"] > 0 for r in data["rows"]
-               if r["method"].startswith("symbolic") and r["quantity"] != "derivation")
-    text = bench.format_table(result)
-    assert "machine:" in text and "mobile_manipulator" in text and "sympy" in text
