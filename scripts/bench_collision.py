@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Collision detector benchmark (issue 4): per-configuration cost vs the raw PyBullet minimum,
+"""Collision detector benchmark: per-configuration cost vs the raw PyBullet minimum,
 a per-joint-reset loop and a pyb_utils-style loop; 1 vs N worker throughput.
 
     python scripts/bench_collision.py [--n 100000] [--workers 2] [--json out/bench_collision.json]

@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SimbenchError
+from .errors import SimbenchError, closest
 from .model import RobotModel
+from .oracles.pinocchio import PinocchioDynamics
 from .paths import assets_dir
 
 ASSETS = assets_dir() / "urdf"
@@ -45,8 +46,9 @@ ROBOTS = {
 }
 #: robots loaded with a floating base (free-flyer root)
 FLOATING = {"a1_floating", "humanoid_floating"}
-#: Post 004's own figures for its 3-DOF mobile manipulator (us per call of tau), for context.
-POST_004_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
+#: The figures of Adam Heins's "Lagrangian dynamics of a planar mobile manipulator with manual,
+#: automatic and symbolic differentiation" for its 3-DOF robot (us per call of tau), for context.
+LAGRANGIAN_POST_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
 
 QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics")
 REFERENCE = {"inverse_dynamics": "pinocchio rnea", "mass_matrix": "pinocchio crba",
@@ -130,30 +132,6 @@ def _batch(fn: Callable, args: tuple, n: int) -> Callable[[], float]:
 
 
 # ---------------------------------------------------------------------- references
-class _Pinocchio:
-    """Pinocchio on the same URDF, q in our order (joints matched by name)."""
-
-    def __init__(self, model: RobotModel):
-        import pinocchio as pin
-
-        self.pin = pin
-        self.pm = pin.buildModelFromUrdf(model.source)
-        self.pm.gravity.linear[:] = [0.0, 0.0, -9.81]
-        self.d = self.pm.createData()
-        if self.pm.nq != model.dof or self.pm.nv != model.dof:
-            raise SimbenchError(f"Pinocchio has nq={self.pm.nq}, nv={self.pm.nv} for {model.name} "
-                                f"(continuous joints?); not comparable")
-        perm = np.empty(model.dof, dtype=int)
-        for i, name in enumerate(model.joint_names):
-            perm[i] = self.pm.joints[self.pm.getJointId(name)].idx_q
-        self.perm = perm  # ours[i] -> pin[perm[i]]
-
-    def to_pin(self, x: np.ndarray) -> np.ndarray:
-        out = np.empty_like(x)
-        out[..., self.perm] = x
-        return np.ascontiguousarray(out)
-
-
 class _PyBullet:
     def __init__(self, model: RobotModel):
         import pybullet as p
@@ -235,7 +213,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
     pin_ref = None
     if "pinocchio" not in skip:
         try:
-            pin_ref = _Pinocchio(model)
+            pin_ref = PinocchioDynamics.from_urdf(model)  # Pinocchio's parse of the same file
         except (ImportError, SimbenchError) as exc:
             notes.append(f"{name}: Pinocchio reference unavailable ({exc})")
     external = None if "bench_dynamics" in skip else _dynamics_rows(name, spec, n, single, rounds, notes)
@@ -261,7 +239,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
 
             if quantity == "inverse_dynamics":
                 if pin_ref is not None:
-                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(qdd))
+                    P = [(pin_ref.pm, pin_ref.data, pin_ref.map.q(q), pin_ref.map.v(qd), pin_ref.map.v(qdd))
                          for q, qd, qdd, _ in S]
                     add("pinocchio rnea", "loop", _loop(pin_ref.pin.rnea, P), single)
                 add("simbench RNEA", "single", _loop(dynamics.inverse_dynamics,
@@ -280,7 +258,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                         single)
             elif quantity == "mass_matrix":
                 if pin_ref is not None:
-                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q)) for q, _, _, _ in S]
+                    P = [(pin_ref.pm, pin_ref.data, pin_ref.map.q(q)) for q, _, _, _ in S]
                     add("pinocchio crba", "loop", _loop(pin_ref.pin.crba, P), single)
                 add("simbench CRBA", "single", _loop(dynamics.mass_matrix, [(model, s[0]) for s in S]), single)
                 add("simbench CRBA batched", "batch", _batch(dynamics.mass_matrix, (model, Q), n), n)
@@ -293,7 +271,7 @@ def bench_robot(name: str, spec: str, *, n: int, single: int, rounds: int, symbo
                         _loop(lambda b, q: pyb.p.calculateMassMatrix(b, q, physicsClientId=cid), L), single)
             else:
                 if pin_ref is not None:
-                    P = [(pin_ref.pm, pin_ref.d, pin_ref.to_pin(q), pin_ref.to_pin(qd), pin_ref.to_pin(tau))
+                    P = [(pin_ref.pm, pin_ref.data, pin_ref.map.q(q), pin_ref.map.v(qd), pin_ref.map.v(tau))
                          for q, qd, _, tau in S]
                     add("pinocchio aba", "loop", _loop(pin_ref.pin.aba, P), single)
                 add("simbench ABA/CRBA", "single", _loop(dynamics.forward_dynamics,
@@ -424,7 +402,7 @@ def _collision_rows(quick: bool, notes: list[str]) -> list[dict]:
         raw = run()
     rows = []
     for r in raw:
-        rows.append(_row("kuka_iiwa (seed 004 scene)", "collision", str(r["name"]), "", kw.get("n", 0),
+        rows.append(_row("kuka_iiwa (kuka_cubes scene)", "collision", str(r["name"]), "", kw.get("n", 0),
                          float(r["value"]), str(r["unit"]), None, str(r.get("note", ""))))
     return rows
 
@@ -456,7 +434,7 @@ def run_benchmark(robots: Sequence[str] | None = None, *, n: int = 10_000, singl
         "settings": {"robots": chosen, "n": n, "single_calls": single, "rounds": rounds, "quick": quick,
                      "symbolic_max_dof": symbolic_max_dof, "gravity": [0.0, 0.0, -9.81],
                      "seconds": round(time.perf_counter() - t0, 1)},
-        "post_004_us_per_call": POST_004_US,
+        "lagrangian_post_us_per_call": LAGRANGIAN_POST_US,
         "rows": rows,
         "notes": notes,
     }
@@ -479,9 +457,14 @@ def _resolve_robots(robots: Sequence[str] | None) -> dict[str, str]:
                      "franka": "franka_panda", "mobile": "mobile_manipulator"}.get(r)
             if alias:
                 out[alias] = ROBOTS[alias]
-            else:
-                RobotModel.from_urdf(r)  # a clear URDFError if it is not a URDF either
+            elif ":" in r or r.endswith((".urdf", ".xacro")) or os.sep in r:
+                RobotModel.from_urdf(r)  # a clear URDFError if it cannot be read
                 out[Path(r.split(":", 1)[-1]).stem] = r
+            else:
+                close = closest(r, list(ROBOTS) + ["iiwa", "kuka", "panda", "franka", "mobile"])
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise SimbenchError(f"--robot {r!r}: expected one of {', '.join(ROBOTS)} or a URDF file "
+                                    f"(a path, pybullet_data:NAME or simbench:NAME){hint}")
     return out
 
 
@@ -507,7 +490,7 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append("")
     if any(r["robot"] == "mobile_manipulator" for r in result["rows"]):
         lines.append("Adam Heins's post (its laptop, tau per call of the same 3-DOF robot): " + ", ".join(
-            f"{k} {val:.0f} us" for k, val in result["post_004_us_per_call"].items()))
+            f"{k} {val:.0f} us" for k, val in result["lagrangian_post_us_per_call"].items()))
     for note in result["notes"]:
         lines.append(f"note: {note}")
     return "\n".join(lines)
@@ -530,9 +513,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    """Run ``simbench bench``: bad options and an unwritable ``--json`` are a
+    :class:`SimbenchError` before any work."""
+    from .outputs import writable_file
+
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if args.n < 1 or args.rounds < 1:
-        raise SimbenchError(f"--n and --rounds must be positive, got {args.n} and {args.rounds}")
+        raise SimbenchError(f"--n {args.n} and --rounds {args.rounds}: expected positive integers")
+    if args.json:
+        writable_file(args.json, "--json report")
+    _resolve_robots(args.robot)  # unknown robots: one line, before the work
     result = run_benchmark(args.robot, n=args.n, rounds=args.rounds, quick=args.quick,
                            symbolic_max_dof=args.symbolic_max_dof, want_c=not args.no_c,
                            collision=not args.no_collision, json_path=args.json)
@@ -543,13 +533,10 @@ def run_cli(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="simbench bench", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    try:
-        return run_cli(parser.parse_args(argv))
-    except SimbenchError as exc:
-        print(f"simbench bench: {exc}", file=sys.stderr)
-        return 2
+    """``python scripts/bench.py [options]``: the same as ``simbench bench``."""
+    from .cli import main as simbench_main
+
+    return simbench_main(["bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 __all__ = ["run_benchmark", "bench_robot", "format_table", "add_arguments", "run_cli", "main",

@@ -58,122 +58,6 @@ FORM_TARGET = 1 / 1.3
 FORMS = ("list", "read-only", "float32", "gravity tuple", "one-row batch", "skip_checks")
 
 
-# ---------------------------------------------------------------------- Pinocchio side
-def pinocchio_model(model: Any) -> Any:
-    """Pinocchio's model of ``model``: its own URDF parse (:func:`pinocchio_urdf_model`), or,
-    where its parser refuses the file (spherical joints are a PyBullet extension of URDF), one
-    built joint by joint (:func:`pinocchio_built_model`); gravity set to ``model.gravity``."""
-    pm = pinocchio_urdf_model(model)
-    return pinocchio_built_model(model) if pm is None else pm
-
-
-def pinocchio_urdf_model(model: Any) -> Any:
-    """Pinocchio's parse of the model's URDF (with ``JointModelFreeFlyer`` for a floating
-    base), or None when it refuses the file or its joints do not map onto ours."""
-    import pinocchio as pin
-
-    try:
-        pm = (pin.buildModelFromUrdf(str(model.source), pin.JointModelFreeFlyer())
-              if model.floating_base else pin.buildModelFromUrdf(str(model.source)))
-        PinocchioMap(model, pm)
-    except Exception:  # noqa: BLE001 - urdfdom refuses spherical joints and some files
-        return None
-    pm.gravity.linear = np.asarray(model.gravity, dtype=float)
-    return pm
-
-
-def pinocchio_built_model(model: Any) -> Any:
-    """A Pinocchio model built joint by joint from our numbers (origins, axes, inertias):
-    ``JointModelRevoluteUnaligned`` / ``PrismaticUnaligned`` / ``Spherical``, a
-    ``JointModelFreeFlyer`` root when the model floats, links attached by fixed joints appended
-    as bodies of their parent joint, every link a BODY frame."""
-    import pinocchio as pin
-
-    from .model import FIXED, PRISMATIC, REVOLUTE
-
-    pm = pin.Model()
-    pm.gravity.linear = np.asarray(model.gravity, dtype=float)
-
-    def inertia(k: int) -> Any:
-        return pin.Inertia(float(model.link_mass[k]), np.array(model.link_com[k]),
-                           np.array(model.link_inertia[k]))
-
-    jid = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint") \
-        if model.floating_base else 0
-    fid = pm.addFrame(pin.Frame(model.link_names[0], jid, 0, pin.SE3.Identity(), pin.FrameType.BODY))
-    pm.appendBodyToJoint(jid, inertia(0), pin.SE3.Identity())
-    joint_of = {0: (jid, pin.SE3.Identity(), fid)}
-    for k in range(1, model.nlinks):
-        j = k - 1
-        pj, place, pf = joint_of[int(model.link_parent[k])]
-        T = np.array(model.joint_origin[j])
-        placement = place * pin.SE3(T[:3, :3], T[:3, 3])
-        code, name, axis = int(model.joint_type_code[j]), model.joint_all_names[j], np.array(model.joint_axis[j])
-        if code == FIXED:
-            fid = pm.addFrame(pin.Frame(model.link_names[k], pj, pf, placement, pin.FrameType.BODY))
-            pm.appendBodyToJoint(pj, inertia(k), placement)
-            joint_of[k] = (pj, placement, fid)
-            continue
-        jm = (pin.JointModelRevoluteUnaligned(axis) if code == REVOLUTE else
-              pin.JointModelPrismaticUnaligned(axis) if code == PRISMATIC else pin.JointModelSpherical())
-        jid = pm.addJoint(pj, jm, placement, name)
-        fid = pm.addFrame(pin.Frame(model.link_names[k], jid, pf, pin.SE3.Identity(), pin.FrameType.BODY))
-        pm.appendBodyToJoint(jid, inertia(k), pin.SE3.Identity())
-        joint_of[k] = (jid, pin.SE3.Identity(), fid)
-    return pm
-
-
-class PinocchioMap:
-    """Our q / v order <-> a Pinocchio model's: joints matched by name, the free-flyer root as
-    ``root_joint``, a continuous joint of a URDF-parsed model as (cos, sin). ``q(q)``,
-    ``v(v)`` map ours to Pinocchio's, ``back(v)`` / ``back_matrix(M)`` the other way."""
-
-    def __init__(self, model: Any, pm: Any):
-        from .model import FIXED, SPHERICAL
-
-        if pm.nv != model.nv:
-            raise ValueError(f"Pinocchio has nv={pm.nv}, simbench nv={model.nv}")
-        self.model, self.pm = model, pm
-        self.Pv = np.zeros((pm.nv, model.nv))
-        self.qmap: list[tuple[int, int, int, int]] = []   # (ours, Pinocchio's, length, Pinocchio nq)
-        if model.floating_base:
-            root = pm.joints[pm.getJointId("root_joint")]
-            if root.nq != 7 or root.idx_q != 0:
-                raise ValueError("Pinocchio's model has no free-flyer root_joint first")
-            self.qmap.append((0, 0, 7, 7))
-            self.Pv[:6, :6] = np.eye(6)
-        for j in np.flatnonzero(np.asarray(model.joint_type_code) != FIXED):
-            name = model.joint_all_names[j]
-            jid = pm.getJointId(name)
-            if jid >= pm.njoints:
-                raise ValueError(f"Pinocchio has no joint {name!r}")
-            pj = pm.joints[jid]
-            n = 3 if model.joint_type_code[j] == SPHERICAL else 1
-            if pj.nv != n:
-                raise ValueError(f"joint {name!r}: Pinocchio has {pj.nv} velocity entries, simbench {n}")
-            iq, iv = int(model.joint_q_start[j]), int(model.joint_v_start[j])
-            self.Pv[pj.idx_v:pj.idx_v + n, iv:iv + n] = np.eye(n)
-            self.qmap.append((iq, pj.idx_q, 4 if n == 3 else 1, pj.nq))
-
-    def q(self, q: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.pm.nq)
-        for iq, pq, n, pn in self.qmap:
-            if pn == 2 and n == 1:   # continuous joint: (cos, sin)
-                out[pq], out[pq + 1] = np.cos(q[iq]), np.sin(q[iq])
-            else:
-                out[pq:pq + n] = q[iq:iq + n]
-        return out
-
-    def v(self, v: np.ndarray) -> np.ndarray:
-        return self.Pv @ v
-
-    def back(self, v_pin: np.ndarray) -> np.ndarray:
-        return self.Pv.T @ v_pin
-
-    def back_matrix(self, M_pin: np.ndarray) -> np.ndarray:
-        return self.Pv.T @ M_pin @ self.Pv
-
-
 # ---------------------------------------------------------------------- timing
 def _time(fn: Callable[[], Any], number: int, clock: Callable[[], float]) -> float:
     t0 = clock()
@@ -260,17 +144,17 @@ def _load() -> float:
 
 def _robot_rows(name: str, model: Any, n: int, repeats: int, single_calls: int, batch_calls: int,
                 lagrange_n: int, seed: int) -> list[dict]:
-    import pinocchio as pin
-
     from . import dynamics as dyn
+    from .oracles.pinocchio import PinocchioMap, import_pinocchio, pinocchio_model
 
+    pin = import_pinocchio()
     pm = pinocchio_model(model)
     pd = pm.createData()
     mp = PinocchioMap(model, pm)
     rng = np.random.default_rng(seed)
     Q = model.random_configuration(rng, n)
     QD, QDD = rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
-    PQ, PV, PA = [mp.q(x) for x in Q], [mp.v(x) for x in QD], [mp.v(x) for x in QDD]
+    PQ, PV, PA = list(mp.q(Q)), list(mp.v(QD)), list(mp.v(QDD))  # rows in Pinocchio's order
     q, qd, qdd = Q[0].copy(), QD[0].copy(), QDD[0].copy()
     pq, pv, pa = PQ[0], PV[0], PA[0]
     pyb = None if model.floating_base else _PyBullet(model)
@@ -468,6 +352,4 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run_benchmark", "format_table", "first_use_rows", "pinocchio_model",
-           "pinocchio_urdf_model", "pinocchio_built_model", "PinocchioMap",
-           "ROBOTS", "TARGETS", "FLOATING_TARGETS", "FORM_TARGET"]
+__all__ = ["run_benchmark", "format_table", "first_use_rows", "ROBOTS", "TARGETS", "FLOATING_TARGETS", "FORM_TARGET"]

@@ -27,7 +27,7 @@ _DELEGATED = {
     "view": ("simbench.view", "look at a URDF or scene: joint sliders, live named-link distances"),
 }
 #: subcommands that load URDF files, and so take --package and --xacro-arg
-_LOADS_URDF = ("info", "check", "run")
+_LOADS_URDF = ("info", "check", "run", "view")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -29,11 +29,10 @@ EXTRAS: tuple[Extra, ...] = (
     Extra("xacro", ("xacro",), "loading `.xacro` / `.urdf.xacro` files (`--xacro-arg name:=value`)"),
     Extra("docs", ("mkdocs", "mkdocstrings"), "building the documentation site (`mkdocs build --strict`)"),
     Extra("test", ("pytest", "pinocchio"), "the test suite (Pinocchio, hypothesis, sympy, matplotlib, "
-          "Pillow, ffmpeg)"),
+          "Pillow, ffmpeg, xacro, ray, pyarrow, jax)"),
     Extra("sweep", ("ray", "pyarrow"), "`simbench sweep --engine ray` on a Ray cluster; reading sweep "
           "output with pyarrow (writing needs no extra)"),
-    Extra("autodiff", ("jax",), "`simbench.dynamics.autodiff`: derivatives of the dynamics with jax",
-          planned=True),
+    Extra("autodiff", ("jax",), "`simbench.dynamics.autodiff`: derivatives of the dynamics with jax"),
 )
 
 

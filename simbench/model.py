@@ -1,4 +1,6 @@
-"""URDF -> immutable kinematic tree. The only module that parses URDF (with yourdfpy).
+"""The immutable kinematic tree, :class:`RobotModel`: its arrays, derived views, configuration
+space and modified copies. Built from a URDF by :mod:`simbench.urdf_model` (the only URDF parser,
+with yourdfpy) from a file read by :mod:`simbench.urdf_source`.
 
 Indexing convention, the same as PyBullet's for the same file:
 
@@ -18,17 +20,15 @@ missing meshes, constructs PyBullet refuses); the issues it finds join the model
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, URDFError, lookup
+from .errors import ShapeError, lookup
 from .issues import ModelIssue
 
 if TYPE_CHECKING:
@@ -149,7 +149,9 @@ class RobotModel:
     def from_source(cls, src: "UrdfSource") -> "RobotModel":
         """The model of a file read by :func:`simbench.urdf_source.load_source`; its issues
         (missing meshes, constructs PyBullet refuses, xacro input) come first."""
-        return _build(src.tree(), src.label, list(src.issues))
+        from .urdf_model import build
+
+        return build(src.tree(), src.label, list(src.issues))
 
     # ------------------------------------------------------------------ derived views
     @property
@@ -549,224 +551,6 @@ def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
         f"simbench welds it to the world origin. For a legged or mobile robot use "
         f"RobotModel.from_urdf(path, floating_base=True) (simbench info --floating): q and v then "
         f"start with the base pose and twist", {"link": root, "limbs": limbs, "mass": mass}),)
-
-
-# ---------------------------------------------------------------------- parsing
-def _strip_geometry(root: Any) -> Any:
-    """Geometry is PyBullet's business (checked by :mod:`simbench.urdf_source`): yourdfpy
-    needs neither meshes nor shapes here."""
-    for link in root.findall("link"):
-        for geom in link.findall("visual") + link.findall("collision"):
-            link.remove(geom)
-    return root
-
-
-_FLOATS = {"origin": {"xyz": 3, "rpy": 3}, "axis": {"xyz": 3}, "mass": {"value": 1},
-           "inertia": {a: 1 for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
-           "limit": {a: 1 for a in ("lower", "upper", "effort", "velocity")},
-           "dynamics": {"damping": 1, "friction": 1}}
-
-
-_NUMBER_PREFIX = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-def _check_numbers(el: Any, owner: str, source: str, issues: list[ModelIssue]) -> None:
-    """Every numeric attribute must hold enough finite numbers. Like PyBullet's parser we
-    read the leading number of a sloppy token (``"0.07,"``, ``"-1.57."``) and only the first
-    ``count`` tokens; each such liberty is recorded in ``issues``."""
-    for child in el.iter(*_FLOATS):
-        for attr, count in _FLOATS[child.tag].items():
-            text = child.get(attr)
-            if text is None:
-                continue
-            tokens = text.split()
-            matches = [_NUMBER_PREFIX.match(t) for t in tokens[:count]]
-            if len(tokens) < count or not all(matches) or not all(
-                    math.isfinite(float(m.group())) for m in matches):
-                raise URDFError(f"{source}: {owner} <{child.tag} {attr}={text!r}>: expected "
-                                f"{count} finite number{'s' if count > 1 else ''}")
-            numbers = [m.group() for m in matches]
-            if numbers != tokens:
-                child.set(attr, " ".join(numbers))
-                issues.append(ModelIssue("sloppy_number", owner, f"<{child.tag} {attr}={text!r}> read "
-                                         f"as {' '.join(numbers)!r}, as PyBullet reads it",
-                                         {"attribute": attr, "value": text, "read": numbers}))
-
-
-def _validate_tree(root: Any, source: str, issues: list[ModelIssue]) -> None:
-    """Every numeric attribute (the tree itself is checked by
-    :func:`simbench.urdf_checks.check_tree` when the file is read)."""
-    for tag in ("link", "joint"):
-        for el in root.findall(tag):
-            _check_numbers(el, f"{tag} {el.get('name')!r}", source, issues)
-
-
-def _build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
-    """The model from a parsed URDF tree (changed here: geometry removed, numbers cleaned)."""
-    import yourdfpy
-
-    _strip_geometry(root)
-    _validate_tree(root, source, issues)
-    from lxml import etree
-
-    try:
-        urdf = yourdfpy.URDF.load(io.BytesIO(etree.tostring(root)), build_scene_graph=False,
-                                  load_meshes=False, load_collision_meshes=False)
-    except Exception as exc:  # yourdfpy raises many kinds; name the file
-        raise URDFError(f"{source}: yourdfpy could not read the URDF: {exc}") from None
-    robot = urdf.robot
-    links = {l.name: l for l in robot.links}
-    children: dict[str, list[Any]] = {name: [] for name in links}
-    parent_joint: dict[str, Any] = {}
-    for j in robot.joints:
-        children[j.parent].append(j)
-        parent_joint[j.child] = j
-    roots = [name for name in links if name not in parent_joint]
-    if len(roots) != 1:
-        if not roots:
-            raise URDFError(f"{source}: every link has a parent joint, so the joints form a "
-                            f"cycle; a URDF needs exactly one root link")
-        raise URDFError(f"{source}: {len(roots)} root links {roots}; a URDF needs exactly one "
-                        f"(connect them with joints)")
-    order: list[str] = []
-    stack = [roots[0]]
-    while stack:  # depth first, children in file order (PyBullet's numbering)
-        name = stack.pop()
-        order.append(name)
-        kids = children[name]
-        stack.extend(j.child for j in reversed(kids))
-    if len(order) != len(links):
-        lost = sorted(set(links) - set(order))
-        raise URDFError(f"{source}: links {lost} are not reachable from the root "
-                        f"{roots[0]!r}: their joints form a cycle")
-    index = {name: k for k, name in enumerate(order)}
-    joint_of = [parent_joint[name] for name in order[1:]]
-
-    nl, nj = len(order), len(joint_of)
-    parent = np.array([-1] + [index[j.parent] for j in joint_of], dtype=int)
-    mass, com = np.zeros(nl), np.zeros((nl, 3))
-    inertia, inertial_origin = np.zeros((nl, 3, 3)), np.tile(np.eye(4), (nl, 1, 1))
-    has_inertial = np.zeros(nl, dtype=bool)
-    for k, name in enumerate(order):
-        inertial = links[name].inertial
-        where = f"link {name!r}"
-        if inertial is None:
-            if k > 0:  # a fixed root's inertia never matters
-                issues.append(ModelIssue("missing_inertial", where,
-                                         "no <inertial>: massless here; PyBullet gives it 1 kg and "
-                                         "unit inertia" + (" (PyBullet ignores it for a link named "
-                                                           "'world')" if name == "world" else ""),
-                                         {"link": name}))
-            continue
-        has_inertial[k] = True
-        T = inertial.origin if inertial.origin is not None else np.eye(4)
-        inertial_origin[k] = T
-        m = float(inertial.mass) if inertial.mass is not None else 0.0
-        Ic = np.asarray(inertial.inertia, dtype=float) if inertial.inertia is not None else np.zeros((3, 3))
-        R = T[:3, :3]
-        mass[k], com[k], inertia[k] = m, T[:3, 3], R @ Ic @ R.T
-        if m <= 0:
-            issues.append(ModelIssue("nonpositive_mass", where, f"mass {m:g} kg", {"link": name, "mass": m}))
-        if k == 0 and not np.allclose(R, np.eye(3)):
-            rpy = _rpy_of(R)
-            issues.append(ModelIssue("root_inertial_rotation", where,
-                                     f"root <inertial><origin rpy={rpy}>: PyBullet tilts gravity by "
-                                     f"this rotation in inverse dynamics", {"link": name, "rpy": rpy}))
-        principal = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
-        if m > 0 and principal[0] <= 0:
-            issues.append(ModelIssue("inertia_not_positive_definite", where,
-                                     f"principal moments {principal.tolist()}",
-                                     {"link": name, "principal": principal.tolist()}))
-        a, b, c = principal
-        if np.any(principal != 0) and c > TRIANGLE_TOLERANCE * (a + b):
-            issues.append(ModelIssue("inertia_triangle_inequality", where,
-                                     f"principal moments {principal.tolist()}: {c:.6g} > {a:.6g} + "
-                                     f"{b:.6g}; PyBullet zeroes this link's rotational inertia",
-                                     {"link": name, "principal": principal.tolist()}))
-
-    types, codes, origins, axes = [], [], np.zeros((nj, 4, 4)), np.zeros((nj, 3))
-    limits = np.zeros((4, nj))
-    damping, friction = np.zeros(nj), np.zeros(nj)
-    mimic: list[Mimic | None] = []
-    v_index = np.full(nj, -1, dtype=int)
-    nv = 0
-    for j, jt in enumerate(joint_of):
-        where = f"joint {jt.name!r}"
-        if jt.type in ("floating", "planar"):
-            raise URDFError(_unsupported_joint(source, where, jt.type))
-        types.append(jt.type)
-        code = _TYPE_CODES[jt.type]
-        codes.append(code)
-        origins[j] = jt.origin if jt.origin is not None else np.eye(4)
-        axis = np.asarray(jt.axis if jt.axis is not None else [1.0, 0, 0], dtype=float)
-        norm = float(np.linalg.norm(axis))
-        if code in (REVOLUTE, PRISMATIC):
-            if norm == 0:
-                raise URDFError(f"{source}: {where} <axis xyz={axis.tolist()}>: a zero axis")
-            if abs(norm - 1) > 1e-9:
-                issues.append(ModelIssue("axis_not_unit", where, f"axis {axis.tolist()} has length "
-                                         f"{norm:.6g}; normalised", {"joint": jt.name, "axis": axis.tolist()}))
-        axes[j] = axis / norm if norm > 0 else axis
-        lim = jt.limit
-        lo, hi, eff, vel = (getattr(lim, a, None) if lim is not None else None
-                            for a in ("lower", "upper", "effort", "velocity"))
-        if jt.type == "continuous":
-            lo, hi = None, None
-        _limit_issues(jt, lo, hi, where, issues)
-        limits[:, j] = [-math.inf if lo is None else lo, math.inf if hi is None else hi,
-                        math.inf if eff is None else eff, math.inf if vel is None else vel]
-        dyn = jt.dynamics
-        damping[j] = float(dyn.damping) if dyn is not None and dyn.damping is not None else 0.0
-        friction[j] = float(dyn.friction) if dyn is not None and dyn.friction is not None else 0.0
-        mm = None
-        if jt.mimic is not None:
-            mm = Mimic(jt.mimic.joint, float(jt.mimic.multiplier), float(jt.mimic.offset))
-            issues.append(ModelIssue("mimic_joint", where, f"mimics {mm.joint!r} (x{mm.multiplier:g} "
-                                     f"+ {mm.offset:g}); PyBullet and simbench treat it as an "
-                                     f"independent joint", {"joint": jt.name, "mimic": mm.joint}))
-        mimic.append(mm)
-        if _NV[code]:
-            v_index[j] = nv
-            nv += _NV[code]
-
-    model = RobotModel(
-        name=robot.name, source=source, link_names=tuple(order),
-        link_parent=_frozen(parent, int), link_mass=_frozen(mass), link_com=_frozen(com),
-        link_inertia=_frozen(inertia), link_inertial_origin=_frozen(inertial_origin),
-        link_has_inertial=_frozen(has_inertial, bool),
-        joint_all_names=tuple(j.name for j in joint_of), joint_type=tuple(types),
-        joint_type_code=_frozen(codes, int), joint_origin=_frozen(origins),
-        joint_axis=_frozen(axes), joint_lower=_frozen(limits[0]), joint_upper=_frozen(limits[1]),
-        joint_effort=_frozen(limits[2]), joint_velocity=_frozen(limits[3]),
-        joint_damping=_frozen(damping), joint_friction=_frozen(friction),
-        joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues))
-    return model.replace(issues=model.issues + _free_root_issues(model))
-
-
-def _unsupported_joint(source: str, where: str, jtype: str) -> str:
-    """The error for a floating or planar joint inside the tree."""
-    fix = ("a floating root is modelled by RobotModel.from_urdf(path, floating_base=True) instead "
-           "of a <joint type=\"floating\"> to a world link" if jtype == "floating" else
-           "replace it by two prismatic joints and a revolute joint through massless links")
-    return (f"{source}: {where} has type {jtype!r}, which simbench does not model (PyBullet "
-            f"turns it into a fixed joint); {fix}")
-
-
-def _limit_issues(jt: Any, lo: float | None, hi: float | None, where: str,
-                  issues: list[ModelIssue]) -> None:
-    """Reversed limits (a missing ``<limit>`` is found by :mod:`simbench.urdf_source`)."""
-    if jt.type in ("revolute", "prismatic") and lo is not None and hi is not None and lo > hi:
-        issues.append(ModelIssue("reversed_limits", where, f"lower limit {lo:g} > upper limit {hi:g}; "
-                                 "PyBullet treats the joint as unlimited (swap them?)",
-                                 {"joint": jt.name, "lower": lo, "upper": hi}))
-
-
-def _rpy_of(R: np.ndarray) -> list[float]:
-    """Roll-pitch-yaw (URDF convention, R = Rz(y) Ry(p) Rx(r))."""
-    pitch = math.asin(-max(-1.0, min(1.0, R[2, 0])))
-    roll = math.atan2(R[2, 1], R[2, 2])
-    yaw = math.atan2(R[1, 0], R[0, 0])
-    return [roll, pitch, yaw]
 
 
 def load(path: str | os.PathLike, **kwargs: Any) -> RobotModel:

@@ -2,19 +2,24 @@
 and no global state): a figure of stacked axes, and saving it as a PNG."""
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 def stacked_axes(rows: int = 2, figsize: tuple[float, float] = (10, 7)) -> tuple[Any, list[Any]] | None:
     """``(figure, [axes, ...])``: a tight-layout figure of ``figsize`` inches with ``rows`` axes
-    stacked top to bottom; ``None`` (after a notice on stderr) when matplotlib is not installed."""
+    stacked top to bottom; ``None`` (after one logged warning naming the ``plot`` extra) when
+    matplotlib is not installed."""
+    from .errors import MissingExtraError
+
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        print("matplotlib is not installed: no plot", file=sys.stderr)
+        logger.warning("%s; no plot", MissingExtraError("matplotlib", "plot", "drawing the scenario's plots"))
         return None
     fig = Figure(figsize=figsize, tight_layout=True)
     return fig, [fig.add_subplot(rows, 1, i + 1) for i in range(rows)]

@@ -2,7 +2,7 @@
 
 A script defines ``def main(sim): ...`` and may set, at module level:
 
-* ``SCENE``: a scene TOML path or a URDF path (relative to the script, or
+* ``SCENE``: a scene TOML path or a URDF or xacro path (relative to the script, or
   ``pybullet_data:NAME``; a URDF becomes a one-body scene with a fixed base named "robot"), a
   dict in the scene-file layout (URDF paths relative to the script), or a
   :class:`~simbench.bullet.scene.Scene`. Default: the bundled KUKA-among-cubes scene.
@@ -152,7 +152,7 @@ def _scene_from(value: Any, base: Path):
     if isinstance(value, Mapping):
         return Scene.from_dict(value, base_dir=base, source=f"SCENE of {base}")
     text = os.fspath(value)
-    if text.endswith(".urdf"):
+    if text.endswith((".urdf", ".xacro")):  # a robot file (.urdf, .xacro, .urdf.xacro)
         return Scene.from_dict({"body": [{"name": "robot", "urdf": text, "fixed_base": True}]},
                                base_dir=base, source=text)
     path = Path(text).expanduser()
@@ -338,18 +338,11 @@ def _fmt(value: Any) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m simbench.runner SCRIPT.py [options]`` (the same as ``simbench run``)."""
-    parser = argparse.ArgumentParser(prog="simbench run", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run_cli(args)
-    except SimbenchError as exc:
-        print(f"simbench run: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("simbench run: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    """``python -m simbench.runner SCRIPT.py [options]``: the same as ``simbench run`` (the
+    command line's error lines, logging and ``--package`` / ``--xacro-arg``)."""
+    from .cli import main as simbench_main
+
+    return simbench_main(["run", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -218,7 +218,9 @@ def _write_copy(src: UrdfSource) -> Path:
         target = by_uri.get(el.get("filename", ""))
         if target is not None:
             el.set("filename", str(target))
-    text = etree.tostring(root, xml_declaration=True, encoding="utf-8")
+    # one element per line: PyBullet's XML reader fails on long lines (measured: a 19 kB one-line
+    # copy of pybullet_data's racecar_differential.urdf is refused, the same text with line breaks loads)
+    text = etree.tostring(root, xml_declaration=True, encoding="utf-8", pretty_print=True)
     stem = src.path.name.split(".")[0] if src.path is not None else "urdf"
     folder = cache_dir()
     try:

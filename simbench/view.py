@@ -128,7 +128,8 @@ class Viewer:
     def _pairs(self) -> list[tuple[str, list]]:
         """``[(label, pairs), ...]``: the scene's own pairs (one label each) when it has some,
         else, per other body, every robot link against it."""
-        from .bullet.collision import as_pair, robot_vs_world
+        from .bullet.collision import robot_vs_world
+        from .bullet.collision_names import as_pair
 
         scene_pairs = getattr(self.sim.pair.scene, "pairs", None)
         if scene_pairs:

@@ -1,5 +1,5 @@
-"""Helpers for the dynamics tests: declared oracles, the pybullet_data corpus, Pinocchio models and
-the mapping between our q / v order and Pinocchio's."""
+"""Helpers for the dynamics tests: declared oracles and the pybullet_data corpus. Pinocchio's
+models and the map between our q / v order and Pinocchio's: :mod:`simbench.oracles.pinocchio`."""
 from __future__ import annotations
 
 import glob
@@ -51,28 +51,7 @@ def movable_corpus() -> list[str]:
     return out
 
 
-def pin_model_from(model):
-    """A Pinocchio model built joint by joint from our model's numbers (for files Pinocchio's
-    URDF parser does not read: spherical joints are a PyBullet extension of URDF)."""
-    require("pinocchio")
-    from simbench.bench_dynamics import pinocchio_built_model
-
-    return pinocchio_built_model(model)
-
-
-def PinMap(model, pm):
-    """Our q / v order <-> a Pinocchio model's (simbench.bench_dynamics.PinocchioMap)."""
-    from simbench.bench_dynamics import PinocchioMap
-
-    return PinocchioMap(model, pm)
-
-
 def rel_err(a, b) -> float:
     a, b = np.asarray(a), np.asarray(b)
     scale = max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0), 1e-300)
     return float(np.abs(a - b).max(initial=0.0) / scale)
-
-
-def symmetric(M_pin):
-    """Pinocchio's crba fills the upper triangle only."""
-    return np.triu(M_pin) + np.triu(M_pin, 1).T

@@ -20,7 +20,7 @@ import pytest
 from simbench.bullet.scene import Scene
 from simbench.errors import SimbenchError
 from simbench.model import RobotModel
-from simbench.outputs import writable_dir
+from simbench.outputs import writable_dir, writable_file
 from simbench.urdf_source import load_source
 
 INERT = '<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
@@ -152,6 +152,9 @@ CASES = [
     # ---- output paths, checked before the work
     C("demo-out-is-a-file", (["demo", "--direct", "--out", "ok.urdf"], "writable_dir('ok.urdf', '--out folder')"), {}, "'ok.urdf' is a file", "expected a folder"),
     C("demo-out-cannot-be-created", (["demo", "--direct", "--out", "ok.urdf/sub"], "writable_dir('ok.urdf/sub', '--out folder')"), {}, "'ok.urdf/sub'", "expected a folder you can write to"),
+    C("check-json-in-proc", (["check", "ok.urdf", "--json", "/proc/x.json"], "writable_file('/proc/x.json', '--json file')"), {}, "'/proc'", "expected a folder you can write to"),
+    C("bench-json-in-proc", (["bench", "--quick", "--json", "/proc/b.json"], "writable_file('/proc/b.json', '--json report')"), {}, "'/proc'", "expected a folder you can write to"),
+    C("bench-robot-unknown", (["bench", "--quick", "--robot", "kukka_iiwa"], ""), {}, "'kukka_iiwa'", "did you mean 'kuka_iiwa'"),
 ]
 
 OK_URDF = urdf()
@@ -204,9 +207,24 @@ def test_api_raises_one_line_simbench_error(tmp_path, monkeypatch, case):
         monkeypatch.delenv(name, raising=False)
     for name in case.hide:
         monkeypatch.setitem(sys.modules, name, None)
-    names = {"RobotModel": RobotModel, "Scene": Scene, "load_source": load_source, "writable_dir": writable_dir}
+    names = {"RobotModel": RobotModel, "Scene": Scene, "load_source": load_source, "writable_dir": writable_dir,
+             "writable_file": writable_file}
     with pytest.raises(SimbenchError) as err:
         eval(case.route[1], names)
     message = str(err.value)
     assert "\n" not in message
     assert case.bad in message and case.expected in message, message
+
+
+def test_output_checks_try_for_real_and_leave_nothing_behind(tmp_path):
+    """/proc passes the permission bits for root but refuses new files; a good folder is left
+    as it was, and an existing file keeps its content and modification time."""
+    with pytest.raises(SimbenchError, match="'/proc' is not writable"):
+        writable_file("/proc/x.json", "--json file")
+    out = writable_file(tmp_path / "sub" / "r.json")
+    assert out.parent.is_dir() and list(out.parent.iterdir()) == []
+    old = tmp_path / "old.json"
+    old.write_text("keep")
+    before = old.stat().st_mtime_ns
+    assert writable_file(old) == old and old.read_text() == "keep" and old.stat().st_mtime_ns == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "sub"]

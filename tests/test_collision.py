@@ -1,4 +1,5 @@
-"""Collision detector vs direct PyBullet calls (the oracle), the seed scenario (post 004)."""
+"""Collision detector vs direct PyBullet calls (the oracle), the scenario of Adam Heins's "shortest
+distances with PyBullet"."""
 import numpy as np
 import pybullet as p
 import pytest
@@ -13,7 +14,7 @@ from simbench.errors import ShapeError, SimbenchError, UnknownNameError
 
 SCENES = ASSETS_DIR / "scenes"
 LINK7 = NamedCollisionObject("robot", "lbr_iiwa_link_7")
-SEED_PAIRS = [(LINK7, NamedCollisionObject(o)) for o in ("ground", "cube1", "cube2", "cube3")]
+POST_PAIRS = [(LINK7, NamedCollisionObject(o)) for o in ("ground", "cube1", "cube2", "cube3")]
 
 
 def load(name):
@@ -54,10 +55,10 @@ def direct_closest(ref, a, b, max_distance):
     return min(pts, key=lambda pt: pt[8]) if pts else None
 
 
-# ---------------------------------------------------------------------- the seed scenario
+# ---------------------------------------------------------------------- the blog post's scenario
 def test_seed_scenario_equals_direct_getclosestpoints(seed):
     loaded, ref = seed
-    det = CollisionDetector(loaded.client, SEED_PAIRS, bodies=loaded.bodies)  # the seed's raw client form
+    det = CollisionDetector(loaded.client, POST_PAIRS, bodies=loaded.bodies)  # the post's raw client form
     assert det.joint_names == loaded.robot.model.joint_names
     rng = np.random.default_rng(4)
     n_near = 0
@@ -65,7 +66,7 @@ def test_seed_scenario_equals_direct_getclosestpoints(seed):
         per_joint_reset(ref, "robot", dict(zip(det.joint_names, q)))
         d = det.compute_distances(q)
         cps = det.closest_points(q)
-        for k, (a, b) in enumerate(SEED_PAIRS):
+        for k, (a, b) in enumerate(POST_PAIRS):
             pt = direct_closest(ref, a, b, 1.0)
             expected = 1.0 if pt is None else pt[8]
             n_near += pt is not None
@@ -115,7 +116,7 @@ def test_main_server_untouched():
                     [p.getBasePositionAndOrientation(b, physicsClientId=main) for b in pair.main.bodies.values()])
 
         before = state()
-        det = CollisionDetector(pair, SEED_PAIRS + self_collision_pairs(pair, "robot", disabled=None))
+        det = CollisionDetector(pair, POST_PAIRS + self_collision_pairs(pair, "robot", disabled=None))
         Q = pair.main.robot.model.random_configuration(1, 40)
         det.compute_distances(Q)
         det.closest_points(Q[0])
@@ -220,7 +221,7 @@ def test_pair_builders_adjacency_across_fixed_joint_and_empty_link():
 # ---------------------------------------------------------------------- disabled pairs, SRDF, sampling
 def test_disabled_pairs_and_srdf(tmp_path, seed):
     loaded, _ = seed
-    pairs = self_collision_pairs(loaded, "robot", disabled=None) + SEED_PAIRS
+    pairs = self_collision_pairs(loaded, "robot", disabled=None) + POST_PAIRS
     det = CollisionDetector(loaded, pairs, disabled=[("lbr_iiwa_link_0", "lbr_iiwa_link_2"),
                                                      (LINK7, "cube2"), ("cube3", "lbr_iiwa_link_7")])
     names = det.pair_names
@@ -282,7 +283,7 @@ def test_error_messages(seed):
         CollisionDetector(loaded, [(NamedCollisionObject("robot", "lbr_iiwa_link_8"), "ground")])
     with pytest.raises(UnknownNameError, match="cube1"):
         CollisionDetector(loaded.client, [(LINK7, "cube11")], bodies=loaded.bodies)
-    det = CollisionDetector(loaded, SEED_PAIRS)
+    det = CollisionDetector(loaded, POST_PAIRS)
     order = r"lbr_iiwa_joint_1', 'lbr_iiwa_joint_2', .*'lbr_iiwa_joint_7'"
     with pytest.raises(ShapeError, match=r"shape \(6,\).*expected \(7,\).*" + order):
         det.compute_distances(np.zeros(6))
@@ -297,7 +298,7 @@ def test_error_messages(seed):
     with pytest.raises(SimbenchError, match="workers"):
         det.compute_distances(np.zeros((3, 7)), workers=0)
     with pytest.raises(SimbenchError, match="LoadedScene"):
-        CollisionDetector(loaded.client, SEED_PAIRS, bodies=loaded.bodies).compute_distances(np.zeros((3, 7)), workers=2)
+        CollisionDetector(loaded.client, POST_PAIRS, bodies=loaded.bodies).compute_distances(np.zeros((3, 7)), workers=2)
 
 
 # ---------------------------------------------------------------------- GUI helper (headless here)
@@ -306,7 +307,7 @@ def test_draw_closest_points_and_colours(seed):
     assert clearance_color(-0.01) == (1.0, 0.0, 0.0) and clearance_color(0.3) == (0.0, 1.0, 0.0)
     r, g, _ = clearance_color(0.15)
     assert r == 1.0 and g == 1.0  # yellow halfway
-    det = CollisionDetector(loaded, SEED_PAIRS)
+    det = CollisionDetector(loaded, POST_PAIRS)
     res = det.closest_points(np.zeros(7))
     assert all(isinstance(x, ClosestPoints) for x in res)
     ids = draw_closest_points(loaded.client, res)  # DIRECT: PyBullet draws nothing, ids are -1

@@ -74,3 +74,42 @@ def test_filter_api_errors():
             set_collision_filter_group_mask(pair, "cube1", 1.5, 1)
         with pytest.raises(simbench.UnknownNameError, match="did you mean 'cube1'"):
             set_collision_filter_pair(pair, "cube11", "robot", False)
+
+
+SCENE_CASES = [(None, None), ({"collision_group": 2}, None), ({"collision_mask": 1}, None),
+               ({"collision_group": 1, "collision_mask": 1}, {"collision_group": 4, "collision_mask": 1}),
+               ({"collision_group": 1, "collision_mask": 2}, {"collision_group": 4, "collision_mask": 2}),
+               (None, {"collision_group": 0, "collision_mask": 0})]
+
+
+@pytest.mark.parametrize("robot_keys, cube_keys", SCENE_CASES)
+def test_scene_keys_set_the_filters_on_both_servers_vs_pybullet_contacts(robot_keys, cube_keys):
+    """The scene keys collision_group / collision_mask, through the Simulation: on both servers
+    PyBullet's own contacts (performCollisionDetection + getContactPoints, which apply the
+    filters) are the same, and the detector keeps exactly the links that touch."""
+    scene = {"body": [{"name": "robot", "urdf": "pybullet_data:kuka_iiwa/model.urdf", "fixed_base": True,
+                       **(robot_keys or {})},
+                      {"name": "cube", "urdf": "pybullet_data:cube.urdf", "position": [0.45, 0, 0.5],
+                       "fixed_base": True, **(cube_keys or {})}]}
+    with simbench.Simulation(scene, gui=False) as sim:
+        rid, cid = sim.bodies["robot"], sim.bodies["cube"]
+        contacts = []
+        for client in (sim.client, sim.collision_client):
+            p.performCollisionDetection(physicsClientId=client)
+            contacts.append({pt[3] for pt in p.getContactPoints(rid, cid, physicsClientId=client)})
+        assert contacts[0] == contacts[1]  # the simulation and the collision server agree
+        links = sim.body("robot").links
+        det = sim.detector([(O("robot", name), O("cube")) for name in links])
+        kept = {a.link for a, _ in det.pairs}
+        compared = 0
+        for name, li in links.items():
+            raw = p.getClosestPoints(rid, cid, 0.0, li, -1, physicsClientId=sim.client)
+            if raw and min(pt[8] for pt in raw) < -1e-3 and li != -1:  # overlapping (filters ignored)
+                assert (name in kept) == (li in contacts[0]), (name, kept, contacts[0])
+                compared += 1
+        assert compared >= 3
+        if robot_keys is None and cube_keys is None:
+            assert contacts[0]  # unfiltered: the arm and the cube touch
+        if cube_keys == {"collision_group": 0, "collision_mask": 0} or robot_keys == {"collision_group": 1,
+                                                                                     "collision_mask": 2}:
+            assert not contacts[0] and not kept & {n for n, i in links.items() if i != -1}

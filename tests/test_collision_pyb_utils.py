@@ -32,7 +32,7 @@ def test_the_seed_posts_loop_gives_pyb_utils_numbers():
     rng = np.random.default_rng(2024)
     with simbench.Simulation(gui=False) as sim:
         link7 = O("robot", "lbr_iiwa_link_7")
-        det = sim.pair.detector([(link7, name) for name in ("ground", "cube1", "cube2", "cube3")])
+        det = sim.detector([(link7, name) for name in ("ground", "cube1", "cube2", "cube3")])
         ref = sim.pair.scene.load(oracle := p.connect(p.DIRECT))
         rid = ref.bodies["robot"]
         pairs = [((rid, 6), (ref.bodies[name], -2)) for name in ("ground", "cube1", "cube2", "cube3")]
@@ -54,13 +54,13 @@ def test_whole_robot_against_a_box_gives_pyb_utils_numbers():
                       {"name": "box", "urdf": CUBE, "position": [0, 0, 0.5]}]}
     with simbench.Simulation(scene, gui=False) as sim:
         rid, bid, c = sim.bodies["robot"], sim.bodies["box"], sim.client
-        whole = sim.pair.detector([("robot", "box")])
+        whole = sim.detector([("robot", "box")])
         d = whole.compute_distances()  # no q: the robot as it stands in the main world
         expected = min(pt[8] for pt in p.getClosestPoints(rid, bid, 10.0, physicsClientId=c))
         assert d[0] == expected and abs(d[0] - (-0.5655)) < 1e-4 and whole.in_collision()
         # "or look at each link individually": the whole body is the minimum over the links
         links = [(O("robot", name), "box") for name, i in sim.body("robot").links.items() if i >= 0]
-        each = sim.pair.detector(links).compute_distances(np.zeros(7), 10.0)
+        each = sim.detector(links).compute_distances(np.zeros(7), 10.0)
         assert len(each) == 7 and each.min() == d[0]
         # results name the closest link pair
         best = min(p.getClosestPoints(rid, bid, 10.0, physicsClientId=c), key=lambda pt: pt[8])
@@ -72,7 +72,7 @@ def test_whole_robot_against_a_box_gives_pyb_utils_numbers():
         assert whole.link_distances(max_distance=10.0)[0] == tuple((pt[3], pt[4], pt[8]) for pt in pts)
         assert len(pts) == 8
         # the base link alone, spelled explicitly (what a bare name meant before): -0.1585
-        base = sim.pair.detector([(("robot", None), "box")]).compute_distances()
+        base = sim.detector([(("robot", None), "box")]).compute_distances()
         assert abs(base[0] - (-0.1585)) < 1e-4
 
 
@@ -81,12 +81,11 @@ def test_two_boxes_moved_give_pyb_utils_numbers():
     scene = {"body": [{"name": "box1", "urdf": CUBE, "position": [0, 0, 0.5]},
                       {"name": "box2", "urdf": CUBE, "position": [0.5, 0, 0.5]}]}
     with simbench.Simulation(scene, gui=False) as sim:
-        det = sim.pair.detector([("box1", "box2")])
+        det = sim.detector([("box1", "box2")])
         assert det.dof == 0
         d = det.compute_distances()
         assert len(d) == 1 and np.isclose(d[0], -0.5) and det.in_collision()
         sim.set_pose("box2", [1.5, 0, 0])
-        sim.pair.mark_changed()  # LEAD: redundant once gui's Simulation calls it in set_pose
         d = det.compute_distances()
         assert np.isclose(d[0], 0.5) and not det.in_collision()
         c = sim.client
@@ -104,7 +103,7 @@ def test_several_robots_give_pyb_utils_numbers(form):
     with simbench.Simulation(scene, gui=False) as sim:
         pairs = [("left", "right"), (O("left", "lbr_iiwa_link_7"), "right"), (O("right", "lbr_iiwa_link_7"), "left"),
                  (O("left", "lbr_iiwa_link_5"), O("right", "lbr_iiwa_link_5"))]
-        det = sim.pair.detector(pairs, robot=("left", "right"))
+        det = sim.detector(pairs, robot=("left", "right"))
         assert det.joint_names[:2] == ("left/lbr_iiwa_joint_1", "left/lbr_iiwa_joint_2") and det.dof == 14
         c = sim.client
         ids = {n: sim.bodies[n] for n in ("left", "right")}
@@ -125,7 +124,6 @@ def test_several_robots_give_pyb_utils_numbers(form):
             else:  # pyb_utils' habit: whatever state the robots are in
                 sim.handle("left").reset(ql)
                 sim.handle("right").reset(qr)
-                sim.pair.mark_changed()  # LEAD: redundant once gui's Robot.reset calls it
                 d = det.compute_distances(max_distance=2.0)
             for name, q in (("left", ql), ("right", qr)):  # pyb_utils' numbers on the main server
                 for j in range(7):

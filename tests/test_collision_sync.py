@@ -10,27 +10,11 @@ import pytest
 import simbench
 from simbench.bullet.collision import NamedCollisionObject as O
 from simbench.bullet.collision import robot_vs_world
-from simbench.bullet.scene import BodySpec
 from simbench.errors import SimbenchError
-from simbench.paths import resolve_urdf
 
 LINK7 = O("robot", "lbr_iiwa_link_7")
 Q_SEED = np.array([0.785, 1.2, 0, -0.6, 0, 0.6, 0])  # link 7 inside cube 1 (the issue's reproduction)
 BOX = "simbench:urdf/shapes/box.urdf"  # half extents 0.2 0.3 0.4
-
-
-def detector(sim, pairs, **kw):
-    """``sim.detector(...)`` as users call it."""
-    det = sim.detector(pairs, **kw)
-    if det._sync is None:  # LEAD: drop this fallback once gui's Simulation.detector calls pair.detector
-        det.close()
-        det = sim.pair.detector(pairs, **kw)
-    return det
-
-
-def changed(sim):
-    """LEAD: make this a no-op after merging gui: the Simulation calls pair.mark_changed() itself."""
-    sim.pair.mark_changed()
 
 
 def reference(sim_or_pair, q_by_body):
@@ -71,13 +55,12 @@ def expected(sim, det, q_by_body, max_distance=1.0):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_teleported_cube_issue_reproduction_vs_direct_pybullet(workers):
     with simbench.Simulation(gui=False) as sim:
-        det = detector(sim, [(LINK7, O("cube1")), (LINK7, O("ground"))], workers=workers)
+        det = sim.detector([(LINK7, O("cube1")), (LINK7, O("ground"))], workers=workers)
         Q = np.stack([Q_SEED, Q_SEED * 0.5, np.zeros(7)])
         before = det.compute_distances(Q, workers=workers)
         assert abs(before[0, 0] - (-0.1469)) < 1e-4  # link 7 inside cube 1
         np.testing.assert_allclose(before[0], expected(sim, det, {"robot": Q_SEED}), atol=1e-12)
         sim.set_pose("cube1", [3, 3, 0.5])
-        changed(sim)
         after = det.compute_distances(Q, workers=workers)
         assert after[0, 0] == 1.0  # the cube is 3 m away now: saturated, no longer -0.1469
         for q, row in zip(Q, after):
@@ -92,13 +75,12 @@ def test_falling_box_distance_tracks_its_height_analytic(workers):
                       {"name": "robot", "urdf": "pybullet_data:kuka_iiwa/model.urdf", "fixed_base": True},
                       {"name": "box", "urdf": BOX, "position": [0.6, 0.0, 2.0]}]}
     with simbench.Simulation(scene, gui=False) as sim:
-        det = detector(sim, [(O("box"), O("ground")), (LINK7, O("box"))], workers=workers)
+        det = sim.detector([(O("box"), O("ground")), (LINK7, O("box"))], workers=workers)
         q = np.array([0.0, 0.6, 0.0, -0.5, 0.0, 0.4, 0.0])
         analytic = direct_ok = 0
         heights = []
         for _ in range(40):
             sim.step(4)
-            changed(sim)
             z = p.getBasePositionAndOrientation(sim.bodies["box"], physicsClientId=sim.client)[0][2]
             d = det.compute_distances(np.stack([q, q]), 3.0, workers=workers)[0]
             heights.append(z)
@@ -118,13 +100,12 @@ def test_second_robot_moving_and_posed_away_bodies_restored():
              "robot": "robot"}
     rng = np.random.default_rng(3)
     with simbench.Simulation(scene, gui=False) as sim:
-        det_a = detector(sim, [(O("robot"), O("robot2")), (LINK7, O("robot2"))])
-        det_b = detector(sim, [(O("robot2", "lbr_iiwa_link_7"), O("ground"))], robot="robot2")
+        det_a = sim.detector([(O("robot"), O("robot2")), (LINK7, O("robot2"))])
+        det_b = sim.detector([(O("robot2", "lbr_iiwa_link_7"), O("ground"))], robot="robot2")
         compared = 0
         for _ in range(15):
             q_main2 = rng.uniform(-1.5, 1.5, 7)
             sim.handle("robot2").reset(q_main2)  # the second robot moves in the main world
-            changed(sim)
             qa = rng.uniform(-1.5, 1.5, 7)
             want = expected(sim, det_a, {"robot": qa}, 2.0)
             np.testing.assert_allclose(det_a.compute_distances(qa, 2.0), want, atol=1e-12)
@@ -135,7 +116,7 @@ def test_second_robot_moving_and_posed_away_bodies_restored():
             compared += 3
         assert compared == 45
         # several robots in one detector: a mapping body -> q, a robot left out keeps its main-world q
-        both = detector(sim, [(O("robot"), O("robot2"))], robot=("robot", "robot2"))
+        both = sim.detector([(O("robot"), O("robot2"))], robot=("robot", "robot2"))
         assert both.dof == 14 and both.joint_names[7] == "robot2/lbr_iiwa_joint_1"
         qa, qb = rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 7)
         want = expected(sim, both, {"robot": qa, "robot2": qb}, 2.0)
@@ -149,20 +130,19 @@ def test_second_robot_moving_and_posed_away_bodies_restored():
 @pytest.mark.parametrize("workers", [1, 2])
 def test_bodies_added_and_removed_vs_direct_pybullet(workers):
     with simbench.Simulation(gui=False) as sim:
-        old = detector(sim, [(LINK7, O("cube1")), (LINK7, O("cube2"))], workers=workers)
-        keep = detector(sim, [(LINK7, O("cube3"))], workers=workers)
+        old = sim.detector([(LINK7, O("cube1")), (LINK7, O("cube2"))], workers=workers)
+        keep = sim.detector([(LINK7, O("cube3"))], workers=workers)
         Q = np.random.default_rng(5).uniform(-1.5, 1.5, (6, 7))
         old.compute_distances(Q, workers=workers)
-        sim.pair.remove_body("cube1")  # LEAD: sim.remove_body("cube1") once gui's delegate is merged
+        sim.remove_body("cube1")
         with pytest.raises(SimbenchError, match="'cube1' was removed"):
             old.compute_distances(Q[0])
         for q, row in zip(Q, keep.compute_distances(Q, workers=workers)):
             np.testing.assert_allclose(row, expected(sim, keep, {"robot": q}), atol=1e-12)
-        spec = BodySpec(name="box", urdf=BOX, path=resolve_urdf(BOX), position=(0.5, 0.2, 0.6), fixed_base=True)
-        bid = sim.pair.add_body(spec)
+        bid = sim.add_body("box", BOX, position=[0.5, 0.2, 0.6], fixed_base=True)
         assert bid == sim.pair.collision.bodies["box"] == sim.bodies["box"]
-        assert "cube1" not in sim.bodies and sim.pair.scene.body("box") == spec
-        det = detector(sim, robot_vs_world(sim.pair, "robot"), workers=workers)
+        assert "cube1" not in sim.bodies and sim.scene.scene.body("box").position == (0.5, 0.2, 0.6)
+        det = sim.detector(robot_vs_world(sim.scene, "robot"), workers=workers)
         assert any(b.body == "box" for _, b in det.pairs)
         det.start_workers()  # wait until the helper has loaded the scene with the same (reused) ids
         D = det.compute_distances(np.repeat(Q, 20, axis=0), workers=workers)[::20]
@@ -179,10 +159,9 @@ def test_bodies_added_and_removed_vs_direct_pybullet(workers):
 
 def test_query_without_q_uses_the_main_world_configuration():
     with simbench.Simulation(gui=False) as sim:
-        det = detector(sim, robot_vs_world(sim.pair, "robot"))
+        det = sim.detector(robot_vs_world(sim.scene, "robot"))
         for q in np.random.default_rng(1).uniform(-1.5, 1.5, (5, 7)):
             sim.robot.reset(q)
-            changed(sim)
             d = det.compute_distances()
             assert np.array_equal(d, det.compute_distances(q))
             np.testing.assert_allclose(d, expected(sim, det, {}), atol=1e-12)

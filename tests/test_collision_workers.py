@@ -137,3 +137,58 @@ def test_frozen_worker_is_reported_by_name_and_replaced(loaded, caplog):
     assert np.array_equal(det.compute_distances(Q, workers=2), expected)  # the replacement works
     assert new.done > 0
     det.close()
+
+
+def test_workers_forked_after_a_batched_inverse_dynamics_answer_like_one_process(tmp_path):
+    """Forking after threads: a script runs a batched inverse_dynamics first (the dynamics'
+    thread pool is then alive in the process), then asks two collision workers. They are
+    forked, answer, and give bit-identical distances to the in-process query (the oracle)."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import os, numpy as np, simbench\n"
+        "from simbench.dynamics import inverse_dynamics\n"
+        "from simbench.bullet.collision import NamedCollisionObject as O\n"
+        "from simbench.bullet.collision_workers import start_method\n"
+        "m = simbench.RobotModel.from_urdf('pybullet_data:kuka_iiwa/model.urdf')\n"
+        "q = np.zeros((20000, 7))\n"
+        "inverse_dynamics(m, q, q, q)  # a batch on the dynamics' threads\n"
+        "with simbench.Simulation(gui=False) as sim:\n"
+        "    det = sim.detector([(O('robot', 'lbr_iiwa_link_7'), O(n)) for n in ('ground', 'cube1', 'cube2')],\n"
+        "                       workers=2)\n"
+        "    Q = np.random.default_rng(0).uniform(-1.5, 1.5, (4000, 7))\n"
+        "    two, one = det.compute_distances(Q, workers=2), det.compute_distances(Q, workers=1)\n"
+        "    print(len(os.listdir('/proc/self/task')), start_method(), np.array_equal(two, one),\n"
+        "          sum(h.done for h in det._pool.helpers))\n"
+        "    det.close()\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "OpenMP" not in proc.stderr, proc.stderr
+    threads, method, same, chunks = proc.stdout.split()
+    assert int(threads) > 1 and method == "fork"  # forked from a process with threads
+    assert same == "True" and int(chunks) > 0
+
+
+def test_workers_are_spawned_once_jax_is_loaded_and_answer_like_one_process(tmp_path):
+    """jax runs its own runtime threads (and warns on os.fork): a script that used the jax
+    derivatives first gets spawned helpers, no fork warning, and the same distances as the
+    in-process query (the oracle)."""
+    pytest.importorskip("jax")
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import numpy as np, simbench\n"
+        "from simbench.dynamics import inverse_dynamics_derivatives\n"
+        "from simbench.bullet.collision import NamedCollisionObject as O\n"
+        "from simbench.bullet.collision_workers import start_method\n"
+        "if __name__ == '__main__':  # spawned helpers re-import this file\n"
+        "    m = simbench.RobotModel.from_urdf('pybullet_data:kuka_iiwa/model.urdf')\n"
+        "    inverse_dynamics_derivatives(m, np.zeros(7), np.zeros(7), np.zeros(7))\n"
+        "    with simbench.Simulation(gui=False) as sim:\n"
+        "        det = sim.detector([(O('robot', 'lbr_iiwa_link_7'), O('cube1'))], workers=2)\n"
+        "        Q = np.random.default_rng(0).uniform(-1.5, 1.5, (20000, 7))\n"
+        "        det.compute_distances(Q, workers=2); det._pool.wait_ready(60)  # a spawned helper's start\n"
+        "        two, one = det.compute_distances(Q, workers=2), det.compute_distances(Q, workers=1)\n"
+        "        print(start_method(), np.array_equal(two, one), sum(h.done for h in det._pool.helpers))\n"
+        "        det.close()\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "fork" not in proc.stderr, proc.stderr
+    method, same, chunks = proc.stdout.split()
+    assert method == "spawn" and same == "True" and int(chunks) > 0

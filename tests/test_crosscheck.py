@@ -317,9 +317,9 @@ def test_refused_models_are_skipped_with_pybullets_reason_and_exit_1_when_nothin
     r = cc.compare(neg, samples=2, pinocchio=False)
     assert r.verdict == cc.SKIPPED and "calculateInverseDynamics refuses" in r.reason
     assert "invalid mass -1.2" in r.reason and "'link2'" in r.reason and "\n" not in r.reason
-    r = cc.compare(mesh, samples=2, pinocchio=False)
-    assert r.verdict == cc.SKIPPED and "PyBullet cannot load" in r.reason
-    assert "mesh 'meshes/forearm.stl' of link 'link2' not found" in r.reason
+    r = cc.compare(mesh, samples=2, pinocchio=False)  # found by simbench.urdf_source before PyBullet
+    assert r.verdict == cc.SKIPPED and "PyBullet cannot load this file" in r.reason and "\n" not in r.reason
+    assert "link 'link2': <collision> mesh 'meshes/forearm.stl' not found" in r.reason, r.reason
     js = tmp_path / "r.json"
     assert main(["check", str(neg), str(mesh), "--samples", "2", "--json", str(js)]) == 1
     out = capsys.readouterr().out
@@ -343,27 +343,31 @@ def test_output_paths_are_checked_before_the_work(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------- the Pinocchio adapter
-@pytest.mark.parametrize("name", ["pybullet_data:r2d2.urdf", "pybullet_data:quadruped/minitaur.urdf", KUKA])
-def test_pinocchio_joint_map_matches_joints_by_name(name):
-    """Continuous joints (cos, sin in Pinocchio's q) and trees whose order differs from ours:
-    Pinocchio's own parser, mapped by name, against simbench.dynamics."""
+@pytest.mark.parametrize("name, floating", [("pybullet_data:r2d2.urdf", False),
+                                            ("pybullet_data:quadruped/minitaur.urdf", False),
+                                            ("pybullet_data:quadruped/minitaur.urdf", True), (KUKA, False)])
+def test_pinocchio_map_matches_joints_by_name(name, floating):
+    """Continuous joints (cos, sin in Pinocchio's q), trees whose order differs from ours and a
+    free-flyer root: Pinocchio's own parser, mapped by name, against simbench.dynamics, batched."""
     import simbench.dynamics as d
-    from simbench.check.pinocchio import JointMap, PinocchioDynamics
     from simbench.model import RobotModel
+    from simbench.oracles.pinocchio import PinocchioDynamics, PinocchioMap
 
-    model = RobotModel.from_urdf(name)
-    pd = PinocchioDynamics.from_urdf(str(model.source), model)
+    model = RobotModel.from_urdf(name, floating_base=floating)
+    pd = PinocchioDynamics.from_urdf(model)
     rng = np.random.default_rng(0)
     q = model.random_configuration(rng, 4)
-    qd, qdd = rng.normal(size=(2, 4, model.dof))
+    qd, qdd = rng.normal(size=(2, 4, model.nv))
     np.testing.assert_allclose(pd.inverse_dynamics(q, qd, qdd), d.inverse_dynamics(model, q, qd, qdd), atol=1e-9)
     np.testing.assert_allclose(pd.mass_matrix(q), d.mass_matrix(model, q), atol=1e-10)
+    tau = d.inverse_dynamics(model, q, qd, qdd)
+    np.testing.assert_allclose(pd.forward_dynamics(q, qd, tau), qdd, atol=1e-7)
     built = PinocchioDynamics.from_model(model)  # from our arrays: the same numbers
     np.testing.assert_allclose(built.inverse_dynamics(q, qd, qdd), pd.inverse_dynamics(q, qd, qdd), atol=1e-9)
-    m = JointMap(model, pd.pm)
-    v = np.arange(model.dof, dtype=float)
+    m = PinocchioMap(model, pd.pm)
+    v = np.arange(model.nv, dtype=float)
     np.testing.assert_array_equal(m.back(m.v(v)), v)
-    assert m.q(q).shape == (4, pd.pm.nq) and m.P.shape == (pd.pm.nv, model.dof)
+    assert m.q(q).shape == (4, pd.pm.nq) and m.P.shape == (pd.pm.nv, model.nv)
 
 
 def test_progress_bar_over_the_robots(monkeypatch, capsys):

@@ -11,6 +11,8 @@ import pytest
 
 from simbench.check.bullet import BulletLoad, BulletRobot
 from simbench.check.floating import FloatingBaseConvention, pybullet_quaternion
+from simbench.model import RobotModel
+from simbench.oracles.pinocchio import PinocchioDynamics
 from simbench.paths import resolve_urdf
 
 ROBOTS = ["pybullet_data:laikago/laikago_toes_zup.urdf",  # root inertial frame = link frame
@@ -18,41 +20,12 @@ ROBOTS = ["pybullet_data:laikago/laikago_toes_zup.urdf",  # root inertial frame 
           "pybullet_data:quadruped/minitaur.urdf"]        # 16 joints, a tree Pinocchio orders differently
 
 
-class FreeFlyer:
-    """Pinocchio's free flyer in our floating q, v order (joints by name; continuous as cos, sin)."""
-
-    def __init__(self, path, names):
-        self.pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-        self.pm.gravity = pin.Motion(np.array([0, 0, -9.81, 0, 0, 0]))
-        self.d = self.pm.createData()
-        joints = [self.pm.joints[self.pm.getJointId(n)] for n in names]
-        self.iq, self.nq, self.iv = ([j.idx_q for j in joints], [j.nq for j in joints], [j.idx_v for j in joints])
-
-    def q(self, q):
-        x = pin.neutral(self.pm)
-        x[:7] = q[:7]
-        for k, (i, m) in enumerate(zip(self.iq, self.nq)):
-            if m == 2:
-                x[i], x[i + 1] = np.cos(q[7 + k]), np.sin(q[7 + k])
-            else:
-                x[i] = q[7 + k]
-        return x
-
-    def v(self, v):
-        x = np.zeros(self.pm.nv)
-        x[:6] = v[:6]
-        x[self.iv] = v[6:]
-        return x
-
-    def rnea(self, q, v, a):
-        t = pin.rnea(self.pm, self.d, self.q(q), self.v(v), self.v(a))
-        return np.r_[t[:6], t[self.iv]]
-
-    def crba(self, q):
-        M = pin.crba(self.pm, self.d, self.q(q))
-        M = np.triu(M) + np.triu(M, 1).T
-        idx = list(range(6)) + self.iv
-        return M[np.ix_(idx, idx)]
+def free_flyer(path, names):
+    """Pinocchio's parse of the file with a free-flyer root, in our floating q, v order
+    (simbench.oracles.pinocchio: joints by name, continuous joints as cos, sin)."""
+    model = RobotModel.from_urdf(path, floating_base=True)
+    assert list(model.joint_names) == list(names)  # our order is PyBullet's
+    return PinocchioDynamics.from_urdf(model)
 
 
 def states(n, k, rng):
@@ -67,13 +40,13 @@ def test_floating_base_convention_matches_pinocchio_free_flyer(name):
     path = resolve_urdf(name)
     with BulletRobot(BulletLoad(path, fixed_base=False)) as robot:
         conv = FloatingBaseConvention(robot)
-        ff = FreeFlyer(path, robot.joint_names)
+        ff = free_flyer(path, robot.joint_names)
         q, v, a = states(len(robot.joint_names), 6, np.random.default_rng(2))
         tau = conv.inverse_dynamics(robot, q, v, a)
         M = conv.mass_matrix(robot, q)
     compared = 0
     for k in range(len(q)):
-        ref_tau, ref_M = ff.rnea(q[k], v[k], a[k]), ff.crba(q[k])
+        ref_tau, ref_M = ff.inverse_dynamics(q[k], v[k], a[k]), ff.mass_matrix(q[k])
         assert np.abs(tau[k] - ref_tau).max() < 1e-9 * max(1, np.abs(ref_tau).max()), (k, tau[k] - ref_tau)
         assert np.abs(M[k] - ref_M).max() < 1e-10 * max(1, np.abs(ref_M).max())
         compared += 1
@@ -87,19 +60,19 @@ def test_pybullet_composes_the_base_euler_angles_in_the_wrong_order():
     rng = np.random.default_rng(5)
     with BulletRobot(BulletLoad(path, fixed_base=False)) as robot:
         n = len(robot.joint_names)
-        ff = FreeFlyer(path, robot.joint_names)
+        ff = free_flyer(path, robot.joint_names)
         q, _, _ = states(n, 1, rng)
         zero = np.zeros(6 + n)
         naive = np.array(p.calculateInverseDynamics(robot.body, list(q[0]), list(zero), list(zero),
                                                     physicsClientId=robot.client))
-        ref = ff.rnea(q[0], zero, zero)
+        ref = ff.inverse_dynamics(q[0], zero, zero)
         assert np.abs(naive[6:] - ref[6:]).max() > 1e-2  # the joints see gravity from elsewhere
         r, pitch, y = p.getEulerFromQuaternion(list(q[0, 3:7]))
         Rx, Ry, Rz = (np.array(p.getMatrixFromQuaternion(p.getQuaternionFromEuler(e))).reshape(3, 3)
                       for e in ([r, 0, 0], [0, pitch, 0], [0, 0, y]))
         used = q[0].copy()
         used[3:7] = pin.Quaternion(Rx @ Ry @ Rz).coeffs()  # what PyBullet computes with
-        assert np.abs(naive[6:] - ff.rnea(used, zero, zero)[6:]).max() < 1e-10
+        assert np.abs(naive[6:] - ff.inverse_dynamics(used, zero, zero)[6:]).max() < 1e-10
         fixed = q[0].copy()
         fixed[3:7] = pybullet_quaternion(np.array(p.getMatrixFromQuaternion(list(q[0, 3:7]))).reshape(3, 3))
         corrected = np.array(p.calculateInverseDynamics(robot.body, list(fixed), list(zero), list(zero),

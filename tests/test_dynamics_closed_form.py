@@ -80,7 +80,7 @@ PI2, PI3 = PM2 * PL2**2 / 12, PM3 * PL3**2 / 12
 PG = 9.8
 
 
-def post004(q, dq):
+def heins_manual_dynamics(q, dq):
     """The post's ManualDynamics (mass matrix, Christoffel array, gravity vector)."""
     x1, t2, t3 = q
     t23 = t2 + t3
@@ -107,14 +107,14 @@ def post004(q, dq):
     return M, C, g, dMdq
 
 
-def test_mobile_manipulator_post_004():
+def test_mobile_manipulator_heins_lagrangian_post():
     model = RobotModel.from_urdf(asset("mobile_manipulator.urdf"))
     assert model.joint_names == ("x1", "theta2", "theta3")
     grav = (0.0, 0.0, -PG)
     for _ in range(10):
         q = np.array([rng.uniform(-2, 2), *rng.uniform(-np.pi, np.pi, 2)])
         dq, ddq = rng.normal(size=3), rng.normal(size=3)
-        M, C, g, dMdq = post004(q, dq)
+        M, C, g, dMdq = heins_manual_dynamics(q, dq)
         tau = M @ ddq + C @ dq + g
         assert rel_err(dyn.mass_matrix(model, q), M) < TOL
         assert rel_err(dyn.gravity_torques(model, q, gravity=grav), g) < TOL
@@ -133,7 +133,7 @@ A_PARAMS = dict(m1=2.0, J1=np.diag([0.012, 0.012, 0.02]), c1=[0, 0, 0],
 
 
 @pytest.fixture(scope="module")
-def post002_functions():
+def muraleedharan_functions():
     """H, d, g of Naru Muraleedharan's post with sympy: K = sum of 1/2 m r'^T r' + 1/2 tr(T' Jhat T'^T)
     + m r'^T T' rCM (Jhat = 1/2 tr(J) 1 - J, J about the frame origin), U = sum m g^T (r + T rCM)."""
     sp = require("sympy")
@@ -181,8 +181,8 @@ def post002_functions():
             sp.lambdify([th], G, "numpy"))
 
 
-def test_anthropomorphic_arm_post_002(post002_functions):
-    fH, fD, fG = post002_functions
+def test_anthropomorphic_arm_muraleedharan(muraleedharan_functions):
+    fH, fD, fG = muraleedharan_functions
     model = RobotModel.from_urdf(asset("anthropomorphic_3link.urdf"))
     assert model.joint_names == ("th1", "th2", "th3")
     for _ in range(8):

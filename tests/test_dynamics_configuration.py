@@ -3,7 +3,8 @@
 joints, and the round trip ``difference(q, integrate(q, v)) = v``."""
 import numpy as np
 
-from _dyn_helpers import PinMap, pin_model_from, rel_err, require
+from _dyn_helpers import rel_err, require
+from simbench.oracles.pinocchio import PinocchioMap, built_model
 from simbench.model import RobotModel
 import simbench.dynamics as dyn
 
@@ -12,8 +13,8 @@ HUMANOID = RobotModel.from_urdf("pybullet_data:humanoid/humanoid.urdf", floating
 
 def test_against_pinocchio():
     pin = require("pinocchio")
-    pm = pin_model_from(HUMANOID)
-    mp = PinMap(HUMANOID, pm)
+    pm = built_model(HUMANOID)
+    mp = PinocchioMap(HUMANOID, pm)
     rng = np.random.default_rng(0)
     Q = HUMANOID.random_configuration(rng, 5)
     V = rng.normal(size=(5, HUMANOID.nv))

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _dyn_helpers import PinMap, asset, rel_err, require
+from _dyn_helpers import asset, rel_err, require
+from simbench.oracles.pinocchio import PinocchioMap
 from simbench.errors import SimbenchError
 from simbench.model import RobotModel
 import simbench.dynamics as dyn
@@ -60,7 +61,7 @@ def test_coriolis_matrix_against_pinocchio():
     model = MODELS["panda"]
     pm = pin.buildModelFromUrdf(model.source)
     pd = pm.createData()
-    mp = PinMap(model, pm)
+    mp = PinocchioMap(model, pm)
     rng = np.random.default_rng(5)
     q, qd = model.random_configuration(rng), rng.normal(size=model.dof)
     C_pin = mp.back_matrix(pin.computeCoriolisMatrix(pm, pd, mp.q(q), mp.v(qd)))

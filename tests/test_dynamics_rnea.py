@@ -5,7 +5,8 @@ closed form ``D q' + f_c sign(q')`` of the joint losses."""
 import numpy as np
 import pytest
 
-from _dyn_helpers import PinMap, rel_err, require, symmetric
+from _dyn_helpers import rel_err, require
+from simbench.oracles.pinocchio import PinocchioMap, symmetric
 from simbench.errors import ShapeError
 from simbench.model import RobotModel
 import simbench.dynamics as dyn
@@ -89,7 +90,7 @@ def test_external_wrenches_on_fixed_links_against_pinocchio():
     model = PANDA
     pm = pin.buildModelFromUrdf(model.source)
     pd = pm.createData()
-    mp = PinMap(model, pm)
+    mp = PinocchioMap(model, pm)
     rng = np.random.default_rng(11)
     Q = model.random_configuration(rng, 2)
     QD, QDD = rng.normal(size=(2, model.dof)), rng.normal(size=(2, model.dof))
@@ -102,7 +103,7 @@ def test_external_wrenches_on_fixed_links_against_pinocchio():
         expected = mp.back(pin.rnea(pm, pd, mp.q(Q[s]), mp.v(QD[s]), mp.v(QDD[s])))
         for name in links:
             J = pin.getFrameJacobian(pm, pd, pm.getFrameId(name, pin.FrameType.BODY),
-                                     pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ mp.Pv
+                                     pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ mp.P
             expected = expected - np.vstack([J[3:], J[:3]]).T @ F[name][s]
         assert rel_err(got[s], expected) < 1e-9
         single = dyn.inverse_dynamics(model, Q[s], QD[s], QDD[s], f_ext={k: v[s] for k, v in F.items()})
@@ -114,7 +115,7 @@ def test_external_wrench_on_a_floating_base_against_pinocchio():
     pin = require("pinocchio")
     pm = pin.buildModelFromUrdf(A1.source, pin.JointModelFreeFlyer())
     pd = pm.createData()
-    mp = PinMap(A1, pm)
+    mp = PinocchioMap(A1, pm)
     q, v, a = _sample(A1, 5)
     F = {"trunk": np.array([0.3, -0.2, 0.1, 5.0, -3.0, 20.0]), "FR_lower": np.array([0.0, 0.1, 0.0, 1.0, 2.0, -30.0])}
     pin.computeJointJacobians(pm, pd, mp.q(q))
@@ -122,7 +123,7 @@ def test_external_wrench_on_a_floating_base_against_pinocchio():
     want = mp.back(pin.rnea(pm, pd, mp.q(q), mp.v(v), mp.v(a)))
     for name, w in F.items():
         J = pin.getFrameJacobian(pm, pd, pm.getFrameId(name, pin.FrameType.BODY),
-                                 pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ mp.Pv
+                                 pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ mp.P
         want = want - np.vstack([J[3:], J[:3]]).T @ w
     assert rel_err(dyn.inverse_dynamics(A1, q, v, a, f_ext=F), want) < 1e-9
 
@@ -146,7 +147,7 @@ def test_bias_and_gravity_against_pinocchio_on_a_floating_base():
     pin = require("pinocchio")
     pm = pin.buildModelFromUrdf(A1.source, pin.JointModelFreeFlyer())
     pd = pm.createData()
-    mp = PinMap(A1, pm)
+    mp = PinocchioMap(A1, pm)
     q, v, _ = _sample(A1, 9)
     assert rel_err(dyn.bias_forces(A1, q, v), mp.back(pin.nonLinearEffects(pm, pd, mp.q(q), mp.v(v)))) < 1e-9
     g = dyn.gravity_torques(A1, q)
@@ -161,7 +162,7 @@ def test_large_joint_angles_against_pinocchio():
     pin = require("pinocchio")
     pm = pin.buildModelFromUrdf(IIWA.source)
     pd = pm.createData()
-    mp = PinMap(IIWA, pm)
+    mp = PinocchioMap(IIWA, pm)
     rng = np.random.default_rng(13)
     Q = rng.uniform(-3, 3, (700, 7)) + rng.choice([0.0, 5e6, -9e6, 3e7, -2e8], size=(700, 7))
     QD, QDD = rng.normal(size=Q.shape), rng.normal(size=Q.shape)

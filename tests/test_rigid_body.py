@@ -68,7 +68,7 @@ def test_newton_euler_of_the_slides_with_point_masses():
 
 
 def test_euler_equations_at_the_com():
-    """Post 003's sanity check: with the frame at the COM and principal axes,
+    """Michael Bauer's ("Rigid Body Dynamics on Lie Groups") sanity check: with the frame at the COM and principal axes,
     J w' = tau - w x J w and m v' = f - w x m v."""
     I = rb.inertia_matrix(MASS, I_PRINCIPAL)
     rng = np.random.default_rng(3)

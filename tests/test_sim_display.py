@@ -55,8 +55,9 @@ def test_stale_display_falls_back_in_demo_run_and_view(tmp_path):
                               capture_output=True, text=True, timeout=180)
         assert proc.returncode == 0, (name, proc.stderr[-2000:])
         line = one_display_line(proc.stderr)
-        assert line == (f"simbench: DISPLAY={STALE} cannot be reached (Connection refused); running headless "
-                        "(DIRECT) instead of the GUI"), (name, line)
+        command = name.split()[0]
+        assert line == (f"simbench {command}: warning: DISPLAY={STALE} cannot be reached (Connection refused); "
+                        "running headless (DIRECT) instead of the GUI"), (name, line)
     assert (tmp_path / "out" / "demo.png").stat().st_size > 10_000
     assert (tmp_path / "v.png").stat().st_size > 10_000
     assert len(commands) == 4
@@ -132,7 +133,7 @@ def test_gui_choice_logs_one_line(monkeypatch, caplog):
     assert choose_gui(False) is False and not caplog.records          # asked for headless: no probe
     assert choose_gui(None) is False
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
-        ("INFO", "simbench: no display found (DISPLAY is not set); running headless (DIRECT)")]
+        ("INFO", "no display found (DISPLAY is not set); running headless (DIRECT)")]
     caplog.clear()
     monkeypatch.setenv("DISPLAY", STALE)
     assert choose_gui(None) is False and choose_gui(True) is False

@@ -71,13 +71,30 @@ def test_mark_changed_is_called_for_every_change_of_the_main_world():
         assert len(calls) == 6
 
 
-def test_add_and_remove_body_delegate_to_the_pair():
+def test_add_and_remove_body_on_both_servers_vs_direct_pybullet():
+    """sim.add_body / sim.remove_body: the body is in both servers at the pose asked for (read
+    back with plain PyBullet calls), the collision queries see it at once, and it is gone from
+    both after removal."""
+    box = "simbench:urdf/shapes/box.urdf"  # half extents 0.2 0.3 0.4
     with Simulation(gui=False) as sim:
-        if not hasattr(sim.pair, "add_body"):
-            with pytest.raises(SimbenchError, match=r"sim.add_body needs ServerPair.add_body"):
-                sim.add_body("box", "simbench:urdf/shapes/box.urdf")
-            return
-        sim.add_body("box", "simbench:urdf/shapes/box.urdf")  # coll: adjust to ServerPair.add_body
-        assert "box" in sim.bodies
+        n_main = p.getNumBodies(physicsClientId=sim.client)
+        bid = sim.add_body("box", box, position=[0.0, 2.0, 0.4], fixed_base=True)
+        assert sim.bodies["box"] == sim.pair.collision.bodies["box"] == bid
+        checked = 0
+        for client in (sim.client, sim.collision_client):
+            pos, _ = p.getBasePositionAndOrientation(bid, physicsClientId=client)
+            np.testing.assert_allclose(pos, [0.0, 2.0, 0.4], atol=1e-12)
+            checked += 1
+        assert checked == 2 and p.getNumBodies(physicsClientId=sim.client) == n_main + 1
+        det = sim.detector([(O("ground"), O("box"))])
+        assert abs(det.compute_distances()[0]) < 1e-6        # resting on the ground plane z = 0
+        with pytest.raises(SimbenchError, match="already in the scene"):
+            sim.add_body("box", box)
+        with pytest.raises(SimbenchError, match="scale = 0"):
+            sim.add_body("box2", box, scale=0)
         sim.remove_body("box")
-        assert "box" not in sim.bodies
+        assert "box" not in sim.bodies and "box" not in sim.pair.collision.bodies
+        for client in (sim.client, sim.collision_client):
+            assert p.getNumBodies(physicsClientId=client) == n_main
+        with pytest.raises(SimbenchError, match="'box' was removed"):
+            det.compute_distances()

@@ -137,7 +137,7 @@ def test_gui_without_display_falls_back(tmp_path, monkeypatch, caplog):
     res = run_script(script, gui=True, progress=False)
     assert res.exit_code == 0 and res.value == {"gui": False} and not res.gui
     assert [r.getMessage() for r in caplog.records if r.name == "simbench.bullet.display"] == [
-        "simbench: no display found (DISPLAY is not set); running headless (DIRECT) instead of the GUI"]
+        "no display found (DISPLAY is not set); running headless (DIRECT) instead of the GUI"]
 
 
 LONG = HEADER + textwrap.dedent("""
@@ -320,3 +320,35 @@ def test_unwritable_outputs_fail_at_once_in_one_line(tmp_path):
         assert lines[0].startswith(f"simbench {args[0]}: error: ") and named in lines[0], (args, lines)
         assert proc.stdout == "" and not marker.exists(), args  # nothing ran
     assert len(cases) == 6
+
+
+def test_xacro_scene_with_xacro_args_from_another_folder(tmp_path):
+    """``simbench run --scene FILE.urdf.xacro --xacro-arg prefix:=left_``: the xacro file is a
+    one-body scene; oracle: PyBullet's joint names of the loaded body."""
+    script = tmp_path / "s.py"
+    script.write_text(textwrap.dedent("""
+        import pybullet as p
+        def main(sim):
+            rid = sim.bodies["robot"]
+            return {"names": [p.getJointInfo(rid, j, physicsClientId=sim.client)[1].decode()
+                              for j in range(p.getNumJoints(rid, physicsClientId=sim.client))],
+                    "model": list(sim.model.joint_names)}
+        """))
+    proc = subprocess.run([sys.executable, "-m", "simbench", "run", str(script), "--direct", "--quiet", "--scene",
+                           "simbench:ros/simbench_demo_description/urdf/arm.urdf.xacro",
+                           "--xacro-arg", "prefix:=left_"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "names: ['left_joint1', 'left_joint2']" in proc.stdout
+    assert "model: ['left_joint1', 'left_joint2']" in proc.stdout
+
+
+def test_missing_matplotlib_logs_one_line_naming_the_extra(monkeypatch, caplog):
+    from simbench.plotting import stacked_axes
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    caplog.set_level("WARNING", logger="simbench")
+    assert stacked_axes() is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "drawing the scenario's plots needs matplotlib, which is not installed; install the 'plot' extra: "
+        "pip install 'simbench[plot]'; no plot"]

@@ -21,7 +21,7 @@ from simbench.sweep.sampling import BLOCK
 
 SCENE = "simbench:kuka_cubes.toml"
 LINK7 = "robot/lbr_iiwa_link_7"
-SEED_PAIRS = [(LINK7, "ground"), (LINK7, "cube1"), (LINK7, "cube2"), (LINK7, "cube3")]
+POST_PAIRS = [(LINK7, "ground"), (LINK7, "cube1"), (LINK7, "cube2"), (LINK7, "cube3")]
 IIWA = "pybullet_data:kuka_iiwa/model.urdf"
 
 
@@ -41,9 +41,9 @@ def test_samples_follow_the_documented_numpy_rule_whatever_the_chunk_size(tmp_pa
     joint limits: regenerated here with NumPy alone, for two chunkings."""
     n, seed = 2 * BLOCK + 37, 7
     a = sweep("collision", SCENE, samples=n, seed=seed, out=tmp_path / "a", chunk_size=1000, workers=1,
-              pairs=SEED_PAIRS[:1], progress=False).arrays()
+              pairs=POST_PAIRS[:1], progress=False).arrays()
     b = sweep("collision", SCENE, samples=n, seed=seed, out=tmp_path / "b", chunk_size=333, workers=1,
-              pairs=SEED_PAIRS[:1], progress=False).arrays()
+              pairs=POST_PAIRS[:1], progress=False).arrays()
     client = p.connect(p.DIRECT)
     try:
         robot = p.loadURDF(str(pybullet_data_dir() / "kuka_iiwa/model.urdf"), useFixedBase=True, physicsClientId=client)
@@ -120,7 +120,7 @@ def test_default_pairs_are_the_whole_arm_against_each_body_and_the_self_pairs(tm
 def test_dynamics_rows_equal_pinocchio_rnea_crba_aba(tmp_path):
     import pinocchio as pin
 
-    from _dyn_helpers import PinMap
+    from simbench.oracles.pinocchio import PinocchioMap
     from simbench.model import RobotModel
 
     res = sweep("dynamics", IIWA, samples=200, seed=5, out=tmp_path / "dyn", chunk_size=64, workers=2, progress=False)
@@ -128,8 +128,8 @@ def test_dynamics_rows_equal_pinocchio_rnea_crba_aba(tmp_path):
     path = str(pybullet_data_dir() / "kuka_iiwa/model.urdf")
     pm = pin.buildModelFromUrdf(path)
     data = pm.createData()
-    mp_ = PinMap(RobotModel.from_urdf(path), pm)
-    P = mp_.Pv
+    mp_ = PinocchioMap(RobotModel.from_urdf(path), pm)
+    P = mp_.P
     assert a["M"].shape == (200, 7, 7) and a["tau"].shape == (200, 7)
     for i in range(200):
         q, v, acc = mp_.q(a["q"][i]), P @ a["qd"][i], P @ a["qdd"][i]
@@ -159,7 +159,7 @@ def test_check_rows_equal_single_robot_compare_calls(tmp_path):
 
 # ---------------------------------------------------------------------- determinism and resuming
 def test_one_and_two_workers_write_bit_identical_files(tmp_path):
-    kw = dict(samples=3000, seed=11, chunk_size=500, pairs=SEED_PAIRS, progress=False)
+    kw = dict(samples=3000, seed=11, chunk_size=500, pairs=POST_PAIRS, progress=False)
     sweep("collision", SCENE, out=tmp_path / "w1", workers=1, **kw)
     sweep("collision", SCENE, out=tmp_path / "w2", workers=2, **kw)
     assert checksums(tmp_path / "w1") == checksums(tmp_path / "w2") and len(checksums(tmp_path / "w1")) == 6
@@ -169,7 +169,7 @@ def test_one_and_two_workers_write_bit_identical_files(tmp_path):
 
 
 def test_rerun_skips_finished_chunks_and_redoes_corrupted_or_missing_ones(tmp_path, caplog):
-    kw = dict(samples=2000, seed=1, chunk_size=400, pairs=SEED_PAIRS, workers=1, progress=False)
+    kw = dict(samples=2000, seed=1, chunk_size=400, pairs=POST_PAIRS, workers=1, progress=False)
     out = tmp_path / "r"
     first = sweep("collision", SCENE, out=out, **kw)
     reference = checksums(out)
@@ -192,7 +192,7 @@ def test_rerun_skips_finished_chunks_and_redoes_corrupted_or_missing_ones(tmp_pa
 
 
 def test_configurations_from_npy_and_from_a_sweeps_own_parquet(tmp_path):
-    kw = dict(pairs=SEED_PAIRS, workers=1, progress=False, chunk_size=100)
+    kw = dict(pairs=POST_PAIRS, workers=1, progress=False, chunk_size=100)
     src = sweep("collision", SCENE, samples=250, seed=4, out=tmp_path / "src", **kw).arrays()
     np.save(tmp_path / "q.npy", src["q"])
     from_npy = sweep("collision", SCENE, configs=tmp_path / "q.npy", out=tmp_path / "npy", **kw).arrays()
@@ -217,12 +217,12 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     scene = tmp_path / "scene.toml"
     shutil.copy(default_scene_path(), scene)
     out = tmp_path / "o"
-    kw = dict(samples=100, seed=0, pairs=SEED_PAIRS[:2], workers=1, progress=False)
+    kw = dict(samples=100, seed=0, pairs=POST_PAIRS[:2], workers=1, progress=False)
     sweep("collision", scene, out=out, **kw)
     cases = [({"seed": 1}, "seed is 0 there, 1 in this run"),
              ({"samples": 99}, "samples is 100 there, 99 in this run"),
              ({"chunk_size": 50}, "chunk_size is 10000 there, 50 in this run"),
-             ({"pairs": SEED_PAIRS[:1]}, "options.pairs"),
+             ({"pairs": POST_PAIRS[:1]}, "options.pairs"),
              ({"margin": 0.01}, "options.margin is 0.0 there, 0.01 in this run")]
     for change, message in cases:
         with pytest.raises(SimbenchError, match="holds another sweep") as exc:

@@ -124,8 +124,8 @@ def test_planar_2r_is_slide_12_exactly(models, simplify):
     assert "\\dot{q}_{2}" in tex and "\\cos" in tex and tex.startswith("\\begin{align*}")
 
 
-def test_mobile_manipulator_is_post_004_exactly(models):
-    """Post 004's hand-derived M(q) and g(q) (its ManualDynamics class), symbol for symbol."""
+def test_mobile_manipulator_is_heins_lagrangian_post_exactly(models):
+    """Adam Heins's "Lagrangian dynamics of a planar mobile manipulator": its hand-derived M(q) and g(q) (its ManualDynamics class), symbol for symbol."""
     eom = derive(models["mobile_manipulator"], symbolic_parameters=True)
     P = {str(s): s for s in eom.parameters}
     M1, M2, M3, L2, L3, I2, I3, G, LX, LY = sp.symbols("M1 M2 M3 L2 L3 I2 I3 G LX LY", positive=True)
@@ -348,7 +348,7 @@ def test_bench_json_has_stable_keys(tmp_path):
     result = bench.run_benchmark(["mobile_manipulator"], n=64, single=8, rounds=1, want_c=False,
                                  collision=False, json_path=out)
     data = json.loads(out.read_text())
-    assert list(data) == ["machine", "versions", "settings", "post_004_us_per_call", "rows", "notes"]
+    assert list(data) == ["machine", "versions", "settings", "lagrangian_post_us_per_call", "rows", "notes"]
     assert {"cpu", "cores"} <= set(data["machine"])
     assert {"python", "numpy", "numba", "pybullet", "pin", "sympy"} <= set(data["versions"])
     keys = ["robot", "quantity", "method", "mode", "n", "value", "unit", "ratio_to_pinocchio", "note"]

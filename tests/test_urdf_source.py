@@ -289,3 +289,77 @@ def test_a_urdf_using_xacro_elements_is_expanded_and_reported(tmp_path):
         </robot>"""))
     model = RobotModel.from_urdf(f)
     assert model.link_names == ("a",) and [i.kind for i in model.issues] == ["xacro_input"]
+
+
+# ---------------------------------------------------------------------- the ROS example, end to end
+def _cli(args, cwd, **env):
+    full = {k: v for k, v in os.environ.items() if k not in ("ROS_PACKAGE_PATH", "AMENT_PREFIX_PATH")}
+    full.update(env)
+    return subprocess.run([sys.executable, "-m", "simbench", *args], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_ros_example_loads_in_info_a_scene_and_check_with_ros_package_path(tmp_path):
+    """The same file with and without ROS_PACKAGE_PATH, as a user runs it from another folder.
+    Oracle: PyBullet, through ``simbench check`` (it loads the resolved copy and compares our model
+    of the file and of the scene body, wall-mounted and scaled, with calculateInverseDynamics)."""
+    scene = tmp_path / "scene.toml"
+    scene.write_text(f'[[body]]\nname = "arm"\nurdf = "{ARM_WITH_TOOL}"\nfixed_base = true\n'
+                     'orientation = [1.5707963267948966, 0, 0]\nscale = 2.0\n')
+    env = {"ROS_PACKAGE_PATH": str(ROS / "elsewhere")}
+    info = _cli(["info", ARM_WITH_TOOL], tmp_path, **env)
+    assert info.returncode == 0 and info.stdout.rstrip().endswith("issues: none"), info.stdout + info.stderr
+    check = _cli(["check", ARM_WITH_TOOL, "scene.toml", "--samples", "5"], tmp_path, **env)
+    assert check.returncode == 0, check.stdout + check.stderr
+    lines = check.stdout.splitlines()
+    assert lines[0].startswith("PASS      " + ARM_WITH_TOOL)
+    assert lines[1].startswith("EXPLAINED scene.toml:arm") and "base_orientation_ignored" in lines[1]
+    assert "2 robots: 1 PASS, 1 EXPLAINED, 0 FAIL" in check.stdout
+    view = _cli(["view", "scene.toml", "--direct", "--out", "v.png"], tmp_path, **env)  # the scene loads
+    assert view.returncode == 0 and "robot 'demo_arm_with_tool'" in view.stdout, view.stderr
+    assert (tmp_path / "v.png").stat().st_size > 1000
+    # --package instead of the environment, for every command that loads URDF files
+    package = ["--package", f"simbench_tool={TOOL_PKG}"]
+    for args in (["info", ARM_WITH_TOOL], ["check", "scene.toml", "--samples", "2"],
+                 ["view", "scene.toml", "--direct", "--out", "w.png"]):
+        proc = _cli([*args, *package], tmp_path)
+        assert proc.returncode == 0, (args, proc.stderr)
+    # without it: info names the missing mesh, check skips the file with that line, the scene is refused
+    info = _cli(["info", ARM_WITH_TOOL], tmp_path)
+    assert info.returncode == 0
+    assert ("missing_mesh: link 'tool': <visual>, <collision> mesh 'package://simbench_tool/meshes/tool.stl' "
+            "not found: package 'simbench_tool' is in none of") in info.stdout
+    check = _cli(["check", ARM_WITH_TOOL, "--samples", "2"], tmp_path)
+    assert check.returncode == 1 and check.stdout.startswith("SKIPPED")
+    assert "mesh 'package://simbench_tool/meshes/tool.stl' not found" in check.stdout.splitlines()[0]
+    assert "nothing was compared" in check.stdout
+    check = _cli(["check", "scene.toml"], tmp_path)
+    assert check.returncode == 2 and len(check.stderr.strip().splitlines()) == 1
+    assert "body 'arm'" in check.stderr and "simbench_tool/meshes/tool.stl' not found" in check.stderr
+
+
+def test_scene_model_applies_xacro_args_orientation_and_scale(direct_client):
+    """LoadedBody.model of a xacro body: the arguments (oracle: PyBullet's joint names of the
+    loaded body), gravity R^T g of the loaded base orientation (oracle: PyBullet's base
+    orientation) and scale (oracle: PyBullet's joint frame positions)."""
+    from simbench.bullet.scene import Scene
+
+    scene = Scene.from_dict({"body": [{"name": "arm", "urdf": XACRO, "xacro_args": {"prefix": "left_"},
+                                       "fixed_base": True, "orientation": [0.0, 3.141592653589793, 0.0],
+                                       "scale": 2.0}]})
+    loaded = scene.load(direct_client)
+    body = loaded.body("arm")
+    model = body.model
+    names = [p.getJointInfo(body.id, j, physicsClientId=direct_client)[1].decode()
+             for j in range(p.getNumJoints(body.id, physicsClientId=direct_client))]
+    assert list(model.joint_all_names) == names == ["left_joint1", "left_joint2"]
+    _, orn = p.getBasePositionAndOrientation(body.id, physicsClientId=direct_client)
+    R = np.array(p.getMatrixFromQuaternion(orn)).reshape(3, 3)
+    np.testing.assert_allclose(model.gravity, R.T @ np.array([0, 0, -9.81]), atol=1e-12)
+    assert model.gravity[2] > 9.8  # upside down: gravity points up the base's z axis
+    # PyBullet's joint frame position is relative to the parent link's inertial frame (its COM)
+    parent = [p.getJointInfo(body.id, j, physicsClientId=direct_client)[14] for j in range(2)]
+    ours = [model.joint_origin[j][:3, 3] - model.link_inertial_origin[int(model.link_parent[j + 1])][:3, 3]
+            for j in range(2)]
+    np.testing.assert_allclose(ours, parent, atol=1e-6)
+    assert abs(ours[1][2] - 2 * (0.4 - 0.2)) < 1e-12  # scaled: joint at 0.4 m, link COM at 0.2 m, times 2

@@ -1,5 +1,5 @@
-"""Benchmark of the collision detector on the seed query (post 004: KUKA iiwa, link 7 vs the
-ground and three cubes; 7 joints, 4 pairs, ``max_distance`` large enough that every pair
+"""Benchmark of the collision detector on the query of Adam Heins's "shortest distances with
+PyBullet" (the bundled kuka_cubes scene: KUKA iiwa, link 7 vs the ground and three cubes; 7 joints, 4 pairs, ``max_distance`` large enough that every pair
 returns a point).
 
 Per configuration, measured in the same run, interleaved round by round (medians over rounds;
@@ -16,14 +16,14 @@ CPU time of this process, so that other processes on a shared machine disturb it
 Throughput: ``compute_distances`` on an ``n``-configuration batch with 1 worker and with
 ``workers`` processes (cold: helper processes started inside the timing; warm: pool reused).
 
-One world (the seed's query loop, one call per configuration, CPU time, interleaved rounds):
+One world (that post's query loop, one call per configuration, CPU time, interleaved rounds):
 
 * ``sync.bare``: a detector on the collision server as it is (a ``LoadedScene``);
 * ``sync.synced``: the same pairs through ``ServerPair.detector``, which syncs with the main
   world before each query (nothing changed: the check is all it costs);
 * ``sync.changed``: ``mark_changed()`` before every query (the main world read every time).
 
-Path checking on the seed scene (the whole robot against the cubes and the ground, 5 mm):
+Path checking on the same scene (the whole robot against the cubes and the ground, 5 mm):
 ``path.uniform`` and ``path.advance`` check the same random edges with ``path_is_free``, per
 edge; the ratio is uniform sampling over conservative advancement, same guarantee.
 """
@@ -134,7 +134,7 @@ def _sched(pids: list[int]) -> dict[int, tuple[float, float]]:
 
 
 def _sync_rows(rounds: int, block: int, seed: int) -> list[dict]:
-    """The cost of one world in the seed's tight query loop (see the module docstring)."""
+    """The cost of one world in the post's tight query loop (see the module docstring)."""
     link7 = NamedCollisionObject("robot", "lbr_iiwa_link_7")
     pairs = [(link7, o) for o in ("ground", "cube1", "cube2", "cube3")]
     with connect(DEFAULT_SCENE, gui=False) as pair:
@@ -157,7 +157,7 @@ def _sync_rows(rounds: int, block: int, seed: int) -> list[dict]:
     rows = [{"name": f"sync.{k}", "value": med[k], "unit": "us",
              "note": f"per query, median of {rounds} rounds x {block}"} for k in loops]
     rows.append({"name": "ratio.sync_synced_over_bare", "value": _paired(times, "synced", "bare"), "unit": "x",
-                 "note": "target < 1.05: the sync check in the seed's query loop"})
+                 "note": "target < 1.05: the sync check in the post's query loop"})
     rows.append({"name": "ratio.sync_changed_over_bare", "value": _paired(times, "changed", "bare"), "unit": "x",
                  "note": "the main world read before every query (5 bodies)"})
     return rows

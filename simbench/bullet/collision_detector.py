@@ -61,7 +61,8 @@ class CollisionDetector:
     ``CollisionDetector(scene, pairs)``: ``scene`` is a ``ServerPair`` (its collision server,
     synced with the main world before each query), a
     :class:`~simbench.bullet.scene.LoadedScene` (queried as it is), or a PyBullet client id
-    with ``bodies=`` a dict body name -> body id (the seed's form, queried as it is).
+    with ``bodies=`` a dict body name -> body id (the form of Adam Heins's "shortest distances
+    with PyBullet", queried as it is).
 
     * ``pairs``: ``(A, B)`` with A, B a body name (the whole body: every link with geometry),
       a ``(body, link)`` tuple (link None: the base link) or a :class:`NamedCollisionObject`.
@@ -87,7 +88,7 @@ class CollisionDetector:
                  sync: WorldSync | None = None):
         loaded, sync = source(scene, bodies, sync)
         if isinstance(pairs, Mapping):
-            raise SimbenchError("CollisionDetector(client, bodies, pairs) is the seed's argument order; "
+            raise SimbenchError("CollisionDetector(client, bodies, pairs) is the argument order of Adam Heins's post; "
                                 "write CollisionDetector(client, pairs, bodies=bodies)")
         self.loaded, self._sync = loaded, sync
         self.client = loaded.client

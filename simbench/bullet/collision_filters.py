@@ -12,7 +12,8 @@ pair skips those link combinations). The rule, measured on PyBullet 3.2 with sim
   never collides, 1 always does.
 
 Where the filters come from: the scene keys ``collision_group`` / ``collision_mask`` of a body
-(every link of it), and :func:`set_collision_filter_group_mask` /
+(set on every link of it by ``Scene.load``, so on both servers; a key left out keeps PyBullet's
+default for each link, :func:`~simbench.bullet.scene.spec_filter`), and :func:`set_collision_filter_group_mask` /
 :func:`set_collision_filter_pair` below, which set PyBullet's filters on both servers of a
 ``ServerPair`` (or on one loaded scene) and remember them with it. PyBullet has no call that
 reads filters back, so filters set by calling PyBullet directly are not seen; a detector reads
@@ -32,11 +33,7 @@ from ..errors import SimbenchError
 from .collision_names import ObjectLike, as_object
 from .collision_world import facts
 from .records import dynamics_info
-from .scene import LoadedScene
-
-ALL = -1
-DEFAULT_DYNAMIC = (1, ALL)          # btBroadphaseProxy::DefaultFilter, AllFilter
-DEFAULT_STATIC = (2, ALL ^ 2)       # StaticFilter, AllFilter ^ StaticFilter
+from .scene import DEFAULT_DYNAMIC, DEFAULT_STATIC, LoadedScene, spec_filter
 
 
 def _targets(target: Any) -> list[LoadedScene]:
@@ -109,13 +106,11 @@ class FilterRule:
         rec = _record(loaded)
         self.pairs = dict(rec.pairs)
         self.explicit = dict(rec.group_mask)
-        for name, bid in loaded.bodies.items():  # scene keys (read where the schema has them)
-            spec = getattr(loaded.body(name), "spec", None)
-            group, mask = getattr(spec, "collision_group", None), getattr(spec, "collision_mask", None)
-            if group is not None or mask is not None:
+        for name, bid in loaded.bodies.items():  # the scene keys, as Scene.load set them
+            spec = loaded.body(name).spec
+            if spec is not None and (spec.collision_group is not None or spec.collision_mask is not None):
                 for li in facts(loaded.body(name)).names:
-                    self.explicit.setdefault((bid, li), (ALL if group is None else int(group),
-                                                         ALL if mask is None else int(mask)))
+                    self.explicit.setdefault((bid, li), spec_filter(spec, bid, li, loaded.client))
         self.active = bool(self.pairs or self.explicit)
 
     def _group_mask(self, bid: int, li: int) -> tuple[int, int]:

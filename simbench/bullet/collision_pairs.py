@@ -1,8 +1,8 @@
 """Pair builders: which named objects a detector should compare.
 
 Each takes a scene in any form (a ``LoadedScene``, a ``ServerPair``, a ``Scene`` or scene path
-loaded into a temporary server, or the seed's ``bodies`` dict with ``client=``) and returns
-``(A, B)`` pairs of :class:`~simbench.bullet.collision_names.NamedCollisionObject`.
+loaded into a temporary server, or a ``bodies`` dict with ``client=``, as in Adam Heins's
+"shortest distances with PyBullet") and returns ``(A, B)`` pairs of :class:`~simbench.bullet.collision_names.NamedCollisionObject`.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The scene as the collision code sees it: a :class:`~simbench.bullet.scene.LoadedScene` (also
-for the seed's raw ``client`` + ``bodies`` dict) and, per loaded body, one parsed joint table
-with the facts the queries need (link names by index, which links have collision geometry,
-the rigid groups that fixed joints form)."""
+for a raw ``client`` + ``bodies`` dict, the form of Adam Heins's "shortest distances with
+PyBullet") and, per loaded body, one parsed joint table with the facts the queries need (link
+names by index, which links have collision geometry, the rigid groups that fixed joints form)."""
 from __future__ import annotations
 
 import os
@@ -18,8 +18,8 @@ from .scene import LoadedBody, LoadedScene, Scene, load_scene
 
 
 class RawScene(LoadedScene):
-    """Bodies that the user loaded into a client themselves (the seed's ``bodies`` dict,
-    name -> body id): a :class:`LoadedScene` without a scene description."""
+    """Bodies that the user loaded into a client themselves (a ``bodies`` dict, name -> body
+    id, as in Adam Heins's post): a :class:`LoadedScene` without a scene description."""
 
     def __init__(self, client: int, bodies: Mapping[str, int]):
         super().__init__(None, int(client), dict(bodies))  # type: ignore[arg-type]

@@ -221,9 +221,9 @@ def choose_gui_held(gui: bool | None) -> tuple[bool, socket.socket | None]:
     if status.ok:
         return True, status.connection
     if status.display or gui:
-        log.warning("simbench: %s; running headless (DIRECT) instead of the GUI", status.reason)
+        log.warning("%s; running headless (DIRECT) instead of the GUI", status.reason)
     else:
-        log.info("simbench: %s; running headless (DIRECT)", status.reason)
+        log.info("%s; running headless (DIRECT)", status.reason)
     return False, None
 
 

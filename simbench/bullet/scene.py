@@ -43,6 +43,7 @@ from ..model import GRAVITY
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_urdf
 from . import scene_schema as schema
+from .records import dynamics_info
 
 ASSETS_DIR = assets_dir()
 DEFAULT_SCENE = default_scene_path()
@@ -176,7 +177,27 @@ class Scene:
             for joint, value in spec.joints.items():
                 p.resetJointState(ids[spec.name], body.joint_index(joint), float(value),
                                   physicsClientId=client)
+            if spec.collision_group is not None or spec.collision_mask is not None:
+                for link in body.links.values():
+                    p.setCollisionFilterGroupMask(ids[spec.name], link, *spec_filter(spec, ids[spec.name], link, client),
+                                                  physicsClientId=client)
         return loaded
+
+
+#: PyBullet's default collision filter (group, mask) of a link with mass and of a massless one
+#: (a fixed base: mass 0): btBroadphaseProxy's DefaultFilter / StaticFilter, AllFilter
+DEFAULT_DYNAMIC = (1, -1)
+DEFAULT_STATIC = (2, -1 ^ 2)
+
+
+def spec_filter(spec: BodySpec, body: int, link: int, client: int) -> tuple[int, int]:
+    """The collision filter (group, mask) that the scene keys ``collision_group`` /
+    ``collision_mask`` give link ``link`` of a loaded body; a key left out keeps PyBullet's
+    default for the link (by its mass, :data:`DEFAULT_DYNAMIC` / :data:`DEFAULT_STATIC`)."""
+    mass = dynamics_info(body, link, client).mass
+    group, mask = DEFAULT_DYNAMIC if mass > 0 else DEFAULT_STATIC
+    return (group if spec.collision_group is None else int(spec.collision_group),
+            mask if spec.collision_mask is None else int(spec.collision_mask))
 
 
 class LoadedBody:
@@ -218,18 +239,17 @@ class LoadedBody:
     @cached_property
     def model(self):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it: the
-        URDF's model scaled like ``globalScaling`` (:meth:`~simbench.model.RobotModel.scaled`,
-        the scene's ``scale``) with gravity in the base link frame, ``g_base = R^T g_world``,
+        file's model as the scene loads it (:meth:`BodySpec.robot_model`: xacro arguments and
+        package map applied), scaled like ``globalScaling``
+        (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``), with gravity in the
+        base link frame, ``g_base = R^T g_world``,
         where ``R`` is the base link's world orientation and ``g_world`` the gravity set on the
         body's server (the scene's ``gravity``). Exact for a fixed base at any orientation (a
         wall mount, upside down); for a free base it holds at the pose the body had when this
         was first read."""
-        from ..model import RobotModel
-        from .records import dynamics_info
-
         if self.spec is None:
             raise SceneError(f"body {self.name!r} was not loaded from a scene, so its URDF is unknown")
-        model = RobotModel.from_urdf(self.spec.path).scaled(self.spec.scale)
+        model = self.spec.robot_model().scaled(self.spec.scale)
         # PyBullet reports the base's inertial (COM) frame; the link frame is that times the
         # inverse of the base's local inertial frame
         _, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)
@@ -359,5 +379,5 @@ def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str,
     return dataclasses.replace(spec, load_path=load_path)
 
 
-__all__ = ["Scene", "BodySpec", "LoadedScene", "LoadedBody", "SceneError", "load_scene",
+__all__ = ["Scene", "BodySpec", "LoadedScene", "LoadedBody", "SceneError", "load_scene", "spec_filter",
            "DEFAULT_SCENE", "ASSETS_DIR", "PYBULLET_DATA_PREFIX"]

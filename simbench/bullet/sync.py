@@ -7,10 +7,10 @@ every body and the joint positions of every body, except the joints that the que
 (its ``q``). A query without ``q`` uses the robot's current configuration in the main world.
 
 Reading the main world costs one base-pose and one joint-state call per body (about 2-5 us
-each), which would slow the seed's tight query loop by a third, so it is read only when
-something changed: the ``Simulation`` calls ``ServerPair.mark_changed()`` after each step,
-teleport, reset, joint write and body added or removed; users who drive PyBullet's main server
-directly call ``ServerPair.sync()`` (or ``mark_changed()``) after they change it.
+each), which would slow the tight query loop of Adam Heins's "shortest distances with
+PyBullet" by a third, so it is read only when something changed: the ``Simulation`` calls
+``ServerPair.mark_changed()`` after each step, teleport, reset, joint write and body added or
+removed; users who drive PyBullet's main server directly call ``ServerPair.sync()`` (or ``mark_changed()``) after they change it.
 
 Several detectors share one collision server and each poses its robots' joints there. The
 server remembers, per client, which bodies a query has posed away from the main world

@@ -11,7 +11,8 @@ The one module joining :mod:`simbench.dynamics` and PyBullet. One concept per fi
 * :mod:`.causes`: each alteration PyBullet makes, as a change that can be demonstrated;
 * :mod:`.dynamics`, :mod:`.usercode`, :mod:`.isolation`: the dynamics under test, a user's
   function judged, and run where it cannot hang or crash the check;
-* :mod:`.pinocchio`: the project's one adapter between our joint order and Pinocchio's;
+* Pinocchio, the third voice, through :mod:`simbench.oracles.pinocchio` (the project's one
+  adapter between our joint order and Pinocchio's);
 * :mod:`.checker`: the check itself (`compare`, `check`); :mod:`.plots`; :mod:`.cli`.
 
 Names load lazily (as ``import simbench`` does), so the worker process that runs a user's
@@ -32,7 +33,6 @@ _LAZY = {
     **dict.fromkeys(["SimbenchDynamics", "FunctionDynamics", "ModuleDynamics", "load_dynamics",
                      "DEFAULT_TIMEOUT"], "dynamics"),
     **dict.fromkeys(["UserCodeFault"], "usercode"),
-    **dict.fromkeys(["JointMap", "PinocchioDynamics"], "pinocchio"),
     **dict.fromkeys(["FloatingBaseConvention", "pybullet_quaternion"], "floating"),
     **dict.fromkeys(["check", "compare", "compare_target", "pinocchio_voice", "sample_states"], "checker"),
     **dict.fromkeys(["plot_robot", "smooth_trajectory"], "plots"),

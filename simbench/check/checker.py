@@ -26,11 +26,11 @@ import numpy as np
 
 from ..errors import SimbenchError
 from ..model import GRAVITY, SPHERICAL, RobotModel
+from ..oracles.pinocchio import PinocchioDynamics
 from ..progress import progress as progress_bar
 from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_output
 from .causes import Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
 from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
-from .pinocchio import PinocchioDynamics
 from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
 from .targets import Target, corpus_targets, resolve_target
@@ -48,14 +48,15 @@ def sample_states(model: RobotModel, n: int, seed: int) -> tuple[np.ndarray, np.
     return q, qd, qdd
 
 
-def pinocchio_voice(path: str, model: RobotModel, q: np.ndarray, qd: np.ndarray,
-                    qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
-    """Pinocchio's own URDF parser + rnea/crba in our joint order (gravity ``model.gravity``);
-    a reason string when Pinocchio is missing or cannot read the file."""
+def pinocchio_voice(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                    xml: str | bytes | None = None) -> tuple[np.ndarray, np.ndarray] | str:
+    """Pinocchio's own URDF parser (on ``xml``, the file's text as loaded, else the file
+    ``model.source``) + rnea/crba in our joint order (gravity ``model.gravity``); a reason
+    string when Pinocchio is missing or cannot read the file."""
     try:
         with captured_output():
-            pin = PinocchioDynamics.from_urdf(path, model)
-        return pin.inverse_dynamics(q, qd, qdd, gravity=model.gravity), pin.mass_matrix(q)
+            pin = PinocchioDynamics.from_urdf(model, xml)
+        return pin.inverse_dynamics(q, qd, qdd), pin.mass_matrix(q)
     except SimbenchError as exc:
         return str(exc)
 
@@ -108,18 +109,18 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
     """Check one resolved target with the dynamics under test; see the module docstring."""
     t0 = time.perf_counter()
     model = target.file_model
-    res = RobotResult(target.label, name=model.name, path=str(target.path), samples=int(samples), dof=model.dof,
-                      notes=list(target.notes))
+    res = RobotResult(target.label, name=model.name if model is not None else "", path=str(target.path),
+                      samples=int(samples), dof=model.dof if model is not None else 0, notes=list(target.notes))
 
     def done(verdict: str = SKIPPED, reason: str = "") -> RobotResult:
         res.verdict, res.reason = verdict, reason or res.reason
         res.seconds = time.perf_counter() - t0
         return res
 
+    if target.refused or model is None or target.load is None:
+        return done(SKIPPED, target.refused or "the file cannot be loaded")
     if model.dof == 0:
         return done(SKIPPED, "no movable joints")
-    if target.unsupported():
-        return done(SKIPPED, target.unsupported())
     ref = SimbenchDynamics()
     try:
         bullet = BulletRobot(target.load)
@@ -154,7 +155,7 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
             if target.scale != 1.0:
                 res.pinocchio = {"available": False, "reason": "scaled body: Pinocchio reads the unscaled file"}
             else:
-                voice = pinocchio_voice(str(target.path), model, q, qd, qdd)
+                voice = pinocchio_voice(model, q, qd, qdd, target.xml)
                 if isinstance(voice, str):
                     res.pinocchio, voice = {"available": False, "reason": voice}, None
                 else:

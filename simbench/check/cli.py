@@ -75,7 +75,7 @@ def _resolve(args: argparse.Namespace) -> list[Target]:
     for text in args.targets:
         t = resolve_target(text, base_orientation=args.base_orientation,
                            inertia_from_file=not args.inertia_from_shapes)
-        if t.file_model.dof == 0:
+        if t.file_model is not None and t.file_model.dof == 0:
             raise SimbenchError(f"{text}: the robot has no movable joints, nothing to check")
         targets.append(t)
     return targets
@@ -87,19 +87,6 @@ def _details(report: Report) -> None:
             _say(f"  FAIL {r.target}: {r.worst_line()}")
         for c in r.causes:
             _say(f"  {r.target}: {c.line()}")
-
-
-def _output_file(path: str, what: str) -> None:
-    """:func:`writable_file`, and for a new file a real creation (removed again): a folder can
-    pass the permission test and still refuse files (``/proc`` for root)."""
-    out = writable_file(path, what)
-    if not out.exists():
-        try:
-            out.open("x").close()
-            out.unlink()
-        except OSError as exc:
-            raise SimbenchError(f"{what} {path!r} cannot be created ({exc.strerror}); expected a path "
-                                f"you can write to") from None
 
 
 def _write(report: Report, args: argparse.Namespace) -> None:
@@ -140,9 +127,9 @@ def run_cli(args: argparse.Namespace) -> int:
         return _usage(f"--timeout {args.timeout}: expected a positive number of seconds")
     try:
         if args.json:
-            _output_file(args.json, "--json file")
+            writable_file(args.json, "--json file")
         if args.markdown:
-            _output_file(args.markdown, "--markdown file")
+            writable_file(args.markdown, "--markdown file")
         if args.plot:
             writable_dir(args.plot, "--plot folder")
             _pyplot()

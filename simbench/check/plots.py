@@ -53,7 +53,7 @@ def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints
         with captured_output():
             tau_b = bullet.inverse_dynamics(q, qd, qdd)
     tau, _ = dyn.evaluate(model, q, qd, qdd)
-    voice = pinocchio_voice(str(target.path), model, q, qd, qdd) if target.scale == 1.0 else "scaled"
+    voice = pinocchio_voice(model, q, qd, qdd, target.xml) if target.scale == 1.0 else "scaled"
     tau_p = None if isinstance(voice, str) else voice[0]
     nj = min(model.dof, max_joints)
     cols = min(3, nj + 1)

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..bullet.scene import BodySpec, LoadedBody, Scene
-from ..errors import SceneError, SimbenchError
+from ..errors import SceneError, SimbenchError, URDFError
 from ..model import GRAVITY, RobotModel
 from ..paths import PYBULLET_DATA_PREFIX, pybullet_data_dir, resolve_path, resolve_urdf
+from ..urdf_source import UrdfSource, load_source
 from .bullet import BulletLoad, BulletRobot, as_quaternion, captured_output
 from .report import RobotResult
 
@@ -36,47 +37,42 @@ def target_label(target: str | os.PathLike) -> str:
 
 @dataclass
 class Target:
-    """One robot to check: the file's model (parsed once), how PyBullet loads it, and for a
-    scene body its spec (the model under test is then the scene's :class:`LoadedBody` model)."""
+    """One robot to check: the file as loaded (:class:`~simbench.urdf_source.UrdfSource`), its
+    model (parsed once), how PyBullet loads it, and for a scene body its spec (the model under
+    test is then the scene's :attr:`LoadedBody.model <simbench.bullet.scene.LoadedBody.model>`).
+    ``refused``: why the file cannot be loaded (a ``URDFError``'s one line; the target is then
+    SKIPPED with it)."""
 
     label: str
     path: Path
-    file_model: RobotModel
-    load: BulletLoad
+    file_model: RobotModel | None
+    load: BulletLoad | None
     body: BodySpec | None = None
     notes: list[str] = field(default_factory=list)
+    source: UrdfSource | None = None
+    refused: str = ""
+
+    @property
+    def xml(self) -> bytes | None:
+        """The file's text as loaded (xacro expanded), for Pinocchio's parser."""
+        return self.source.xml if self.source is not None else None
 
     @property
     def scale(self) -> float:
-        return self.load.scale
+        return self.load.scale if self.load is not None else 1.0
 
     def model_in(self, bullet: BulletRobot) -> tuple[RobotModel, list[str]]:
-        """The model under test for the body ``bullet`` loaded, and notes about it. Gravity in
-        the root frame is ``R^T g`` of the loaded base orientation; a scene body's model is its
-        ``LoadedBody.model``, made to carry the orientation and the scale here when it does not."""
+        """The model under test for the body ``bullet`` loaded, and notes about it: for a URDF
+        target the file's model with gravity ``R^T g`` of the loaded base orientation, for a
+        scene body its :attr:`LoadedBody.model <simbench.bullet.scene.LoadedBody.model>`
+        (orientation and scale included), the model a simulation of the scene hands its user."""
+        assert self.file_model is not None and self.load is not None
+        if self.body is not None:
+            return LoadedBody(self.body.name, bullet.body, bullet.client, self.body).model, []
         R = self.load.base_rotation
         g_base = tuple(float(x) for x in R.T @ np.asarray(self.load.gravity, float))
-        if self.body is None:
-            same = np.allclose(self.file_model.gravity, g_base, rtol=0, atol=0)
-            return (self.file_model if same else self.file_model.replace(gravity=g_base)), []
-        notes = []
-        model = LoadedBody(self.body.name, bullet.body, bullet.client, self.body).model
-        if self.scale != 1.0 and np.allclose(model.joint_origin, self.file_model.joint_origin):
-            model = model.scaled(self.scale)  # type: ignore[attr-defined]
-            notes.append(f"LoadedBody.model ignores the scene's scale {self.scale:g}; checked "
-                         f"RobotModel.scaled({self.scale:g}) instead")
-        if not np.allclose(model.gravity, g_base, rtol=0, atol=1e-12):
-            notes.append(f"LoadedBody.model carries gravity {[round(x, 12) + 0.0 for x in model.gravity]} in the "
-                         f"base frame, not R^T g = {[round(x, 12) + 0.0 for x in g_base]} of the scene's base "
-                         f"orientation; checked with R^T g")
-            model = model.replace(gravity=g_base)
-        return model, notes
-
-    def unsupported(self) -> str:
-        """Why this target cannot be checked yet ('' when it can)."""
-        if self.scale != 1.0 and not hasattr(RobotModel, "scaled"):
-            return f"scale {self.scale:g} not supported yet (RobotModel.scaled is missing)"
-        return ""
+        same = np.allclose(self.file_model.gravity, g_base, rtol=0, atol=0)
+        return (self.file_model if same else self.file_model.replace(gravity=g_base)), []
 
 
 def is_scene(target: str | os.PathLike) -> bool:
@@ -85,7 +81,7 @@ def is_scene(target: str | os.PathLike) -> bool:
     return text.endswith(".toml") or (bool(sep) and head.endswith(".toml"))
 
 
-def _scene_robot(scene: Scene, models: dict[Path, RobotModel]) -> BodySpec:
+def _scene_robot(scene: Scene) -> BodySpec:
     """The scene's robot as :attr:`LoadedScene.robot_name` picks it: its ``robot`` key, a body
     named "robot", else the first body with movable joints."""
     if scene.robot:
@@ -93,25 +89,35 @@ def _scene_robot(scene: Scene, models: dict[Path, RobotModel]) -> BodySpec:
     if "robot" in scene.body_names:
         return scene.body("robot")
     for spec in scene.bodies:
-        if _model(spec.path, models).dof:
-            return spec
+        with captured_output():
+            if spec.robot_model().dof:
+                return spec
     raise SceneError(f"{scene.source}: no body has movable joints, so there is no robot to check")
 
 
-def _model(path: Path, cache: dict[Path, RobotModel]) -> RobotModel:
-    if path not in cache:
+def _loaded(read: Callable[[], UrdfSource]) -> tuple[UrdfSource | None, RobotModel | None, Path | None, str]:
+    """``(source, model, path for PyBullet, "")`` of a file, or ``(..., reason)`` when it cannot
+    be loaded (a :class:`~simbench.errors.URDFError`: malformed, or PyBullet would refuse it)."""
+    src = model = None
+    try:
         with captured_output():
-            cache[path] = RobotModel.from_urdf(path)
-    return cache[path]
+            src = read()
+            model = RobotModel.from_source(src)
+        return src, model, src.pybullet_path(), ""
+    except URDFError as exc:
+        return src, model, None, " ".join(str(exc).split())
 
 
 def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[float] | None = None,
                    inertia_from_file: bool = True, gravity: Sequence[float] = GRAVITY,
                    model: RobotModel | None = None) -> Target:
     """A :class:`Target` from a URDF or scene name; :class:`SimbenchError` when it cannot be
-    found or read. ``base_orientation`` (roll pitch yaw or quaternion) applies to URDF targets."""
+    found. A file that cannot be loaded (``URDFError``: malformed, a missing mesh, a construct
+    PyBullet refuses) gives a target with ``refused`` set. ``base_orientation`` (roll pitch yaw
+    or quaternion) applies to URDF targets. Files are read with
+    :func:`~simbench.urdf_source.load_source` (``package://`` meshes, xacro; the command line's
+    ``--package`` and ``--xacro-arg``)."""
     text = os.fspath(target)
-    cache: dict[Path, RobotModel] = {}
     if is_scene(text):
         if base_orientation is not None:
             raise SimbenchError(f"{text}: --base-orientation applies to URDF targets; a scene target takes "
@@ -119,25 +125,28 @@ def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[floa
         head, sep, name = text.rpartition(":")
         scene_path, body = (head, name) if sep and head.endswith(".toml") else (text, "")
         scene = Scene.from_toml(resolve_path(scene_path, what="scene file"))
-        spec = scene.body(body) if body else _scene_robot(scene, cache)
-        file_model = _model(spec.path, cache)
-        load = BulletLoad(spec.path, tuple(spec.orientation), float(spec.scale), True,
-                          tuple(float(x) for x in scene.gravity))
-        out = Target(text if body else f"{text}:{spec.name}", spec.path, file_model, load, body=spec)
+        spec = scene.body(body) if body else _scene_robot(scene)
+        label = text if body else f"{text}:{spec.name}"
+        src, file_model, path, refused = _loaded(spec.source)
+        load = None if path is None else BulletLoad(path, tuple(spec.orientation), float(spec.scale), True,
+                                                    tuple(float(x) for x in scene.gravity))
+        out = Target(label, spec.path, file_model, load, body=spec, source=src, refused=refused)
         if not spec.fixed_base:
             out.notes.append(f"body {spec.name!r} is floating in the scene (fixed_base = false); checked with "
                              f"its base fixed at the scene's orientation")
         return out
     path = resolve_urdf(text)
-    file_model = model if model is not None else _model(path, cache)
-    load = BulletLoad(path, as_quaternion(base_orientation), 1.0, inertia_from_file,
-                      tuple(float(x) for x in gravity))
-    return Target(target_label(text), path, file_model, load)
+    src, file_model, pb_path, refused = _loaded(lambda: load_source(path))
+    if model is not None:
+        file_model = model
+    load = None if pb_path is None else BulletLoad(pb_path, as_quaternion(base_orientation), 1.0,
+                                                   inertia_from_file, tuple(float(x) for x in gravity))
+    return Target(target_label(text), path, file_model, load, source=src, refused=refused)
 
 
 def corpus_targets(name: str = "pybullet_data") -> tuple[list[Target], list[RobotResult]]:
     """Every distinct URDF file (by content) in the corpus that has movable joints, parsed once,
-    and SKIPPED results for those simbench cannot read (with the reason)."""
+    and SKIPPED results for those that cannot be loaded (with the reason)."""
     if name != "pybullet_data":
         raise SimbenchError(f"unknown corpus {name!r}; expected 'pybullet_data'")
     root = pybullet_data_dir()
@@ -150,14 +159,13 @@ def corpus_targets(name: str = "pybullet_data") -> tuple[list[Target], list[Robo
             continue
         seen.add(digest)
         label = PYBULLET_DATA_PREFIX + f.relative_to(root).as_posix()
-        try:
-            with captured_output():
-                model = RobotModel.from_urdf(f)
-        except SimbenchError as exc:
-            skipped.append(RobotResult(label, path=str(f), reason=f"simbench cannot read the URDF: {exc}"))
-            continue
-        if model.dof:
-            targets.append(Target(label, f.resolve(), model, BulletLoad(f.resolve())))
+        src, model, pb_path, refused = _loaded(lambda f=f: load_source(f))
+        if model is not None and model.dof == 0:
+            continue  # not a robot (a static object)
+        if refused:
+            skipped.append(RobotResult(label, path=str(f), reason=refused))
+        elif model is not None and pb_path is not None:
+            targets.append(Target(label, f.resolve(), model, BulletLoad(pb_path), source=src))
     return targets, skipped
 
 

@@ -49,9 +49,26 @@ def coriolis_matrix(model, q, qd):
     return lagrange.coriolis_matrix(model, q, qd)
 
 
+def inverse_dynamics_derivatives(model, q, qd, qdd, *, gravity=None):
+    """``(dtau_dq, dtau_dqd, dtau_dqdd = M)``, each (..., nv, nv), from jax (the ``autodiff``
+    extra; jax loads at the first call), as Pinocchio's ``computeRNEADerivatives``; see
+    :func:`simbench.dynamics.autodiff.inverse_dynamics_derivatives`."""
+    from .autodiff import inverse_dynamics_derivatives as derivatives
+    return derivatives(model, q, qd, qdd, gravity=gravity)
+
+
+def forward_dynamics_derivatives(model, q, qd, tau, *, gravity=None):
+    """``(dqdd_dq, dqdd_dqd, dqdd_dtau = M^-1)``, each (..., nv, nv), from jax (the ``autodiff``
+    extra; jax loads at the first call), as Pinocchio's ``computeABADerivatives``; see
+    :func:`simbench.dynamics.autodiff.forward_dynamics_derivatives`."""
+    from .autodiff import forward_dynamics_derivatives as derivatives
+    return derivatives(model, q, qd, tau, gravity=gravity)
+
+
 __all__ = ["GRAVITY", "METHODS", "inverse_dynamics", "mass_matrix", "bias_forces",
            "gravity_torques", "coriolis_matrix", "forward_dynamics", "forward_kinematics",
            "link_jacobian", "com_jacobian", "link_com_jacobians", "center_of_mass",
            "kinetic_energy", "potential_energy", "simulate", "simulate_model", "step",
            "robot_acceleration", "Trajectory", "integrate", "difference", "normalize",
-           "lagrange", "rigid_body"]
+           "lagrange", "rigid_body",
+           "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]

@@ -132,7 +132,7 @@ def _warn_no_pillow() -> None:
     global _warned
     if not _warned:
         _warned = True
-        log.warning("simbench: drawing time and distances into images needs Pillow "
+        log.warning("drawing time and distances into images needs Pillow "
                     "(pip install 'simbench[video]'); images are left unannotated")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._quiet import import_pybullet
+from ..bullet.collision_detector import CollisionDetector
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from ..bullet.servers import ServerPair
 from ..errors import ShapeError, SimbenchError, lookup
@@ -169,31 +170,28 @@ class Simulation:
         orientation and ``scale`` included; see :attr:`~simbench.bullet.scene.LoadedBody.model`)."""
         return self.robot.model
 
-    def add_body(self, *args: Any, **kwargs: Any) -> Any:
-        """Load a body into both servers (``ServerPair.add_body``)."""
-        return self._pair_call("add_body", *args, **kwargs)
+    def add_body(self, name: str, urdf: str, **keys: Any) -> int:
+        """Load a body into both servers; returns its body id (equal in both).
 
-    def remove_body(self, name: str) -> Any:
-        """Remove a body from both servers (``ServerPair.remove_body``)."""
+        ``keys`` are the scene file's body keys (``position``, ``orientation``, ``fixed_base``,
+        ``scale``, ``joints``, ``collision_group``, ...; :mod:`simbench.bullet.scene_schema`),
+        checked the same way; a relative ``urdf`` path is taken from the current folder.
+        Detectors made after this see the body; see :meth:`ServerPair.add_body
+        <simbench.bullet.servers.ServerPair.add_body>`."""
+        return self.pair.add_body({"name": name, "urdf": urdf, **keys})
+
+    def remove_body(self, name: str) -> None:
+        """Remove body ``name`` from both servers (a detector that names it then refuses to
+        answer, naming the body); see :meth:`ServerPair.remove_body
+        <simbench.bullet.servers.ServerPair.remove_body>`."""
+        self.pair.remove_body(name)
         self._handles.pop(name, None)
         if self._robot is not None and self._robot.name == name:
             self._robot = None
-        return self._pair_call("remove_body", name)
-
-    def _pair_call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        fn = getattr(self.pair, method, None)
-        if fn is None:
-            raise SimbenchError(f"sim.{method} needs ServerPair.{method}, which this installation "
-                                "lacks; load the body through the scene file instead")
-        result = fn(*args, **kwargs)
-        self._changed()
-        return result
 
     def _changed(self) -> None:
         """Tell the collision server's sync that the main world changed."""
-        mark = getattr(self.pair, "mark_changed", None)
-        if mark is not None:
-            mark()
+        self.pair.mark_changed()
 
     def reset(self, q: Any = None, qd: Any = None) -> None:
         """Reset the robot's joints (see :meth:`Robot.reset`); ``t`` is not changed."""
@@ -213,16 +211,12 @@ class Simulation:
         return base_link_pose(self.client, lookup(self.bodies, body, "body", "the simulation"))
 
     # ------------------------------------------------------------------ queries
-    def detector(self, pairs: Any, **kwargs: Any):
-        """A collision detector for ``pairs`` of named objects, bound to the collision server
-        (queries never move the main simulation): ``ServerPair.detector`` where it exists."""
-        kwargs.setdefault("robot", self.pair.main.robot_name)
-        made = getattr(self.pair, "detector", None)
-        if made is not None:
-            return made(pairs, **kwargs)
-        from ..bullet.collision import CollisionDetector
-
-        return CollisionDetector(self.pair.collision, pairs=list(pairs), **kwargs)
+    def detector(self, pairs: Any, **kwargs: Any) -> CollisionDetector:
+        """A collision detector for ``pairs`` of named objects on the collision server, synced
+        with this simulation before each query (queries never move the main simulation);
+        ``kwargs`` as for :class:`~simbench.bullet.collision.CollisionDetector` (``robot``
+        defaults to the scene's robot, none in a scene without movable joints)."""
+        return self.pair.detector(pairs, **kwargs)
 
     def contacts(self, a: Any = None, b: Any = None) -> list[Contact]:
         """Contact points of the last step by name (see :mod:`simbench.sim.contacts`)."""

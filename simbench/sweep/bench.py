@@ -1,4 +1,4 @@
-"""Benchmark of sweeps: configurations per second on the seed scene for the local engine with 1
+"""Benchmark of sweeps: configurations per second on the kuka_cubes scene for the local engine with 1
 and ``workers`` processes and the Ray engine with ``workers`` CPUs, Ray's overhead per chunk,
 Ray's start-up time, and peak resident memory (driver and workers).
 
@@ -15,7 +15,8 @@ every CPU busy the rates of two engines go as the inverse of their CPU times, so
 ``CPU x local-same`` predicts the throughput ratio of a quiet machine. Ray's CPU overhead is
 split into its idle background (``ray_idle_cores``, measured before the sweep) and the rest.
 
-The query is the seed's: link 7 of the KUKA iiwa against the ground and the three cubes
+The query is that of Adam Heins's "shortest distances with PyBullet": link 7 of the KUKA iiwa
+against the ground and the three cubes
 (4 pairs, ``max_distance`` 1 m), configurations uniform within the joint limits.
 
     from simbench.sweep.bench import measure
@@ -37,7 +38,7 @@ from typing import Any
 
 SCENE = "simbench:kuka_cubes.toml"
 LINK7 = "robot/lbr_iiwa_link_7"
-SEED_PAIRS = [(LINK7, "ground"), (LINK7, "cube1"), (LINK7, "cube2"), (LINK7, "cube3")]
+POST_PAIRS = [(LINK7, "ground"), (LINK7, "cube1"), (LINK7, "cube2"), (LINK7, "cube3")]
 
 
 def _peak_rss(pid: int) -> int:
@@ -84,7 +85,7 @@ def one(engine: str, workers: int, samples: int, chunk_size: int, out: str) -> d
 
     from .run import execute, prepare
 
-    spec = prepare("collision", [SCENE], samples=samples, seed=0, chunk_size=chunk_size, pairs=SEED_PAIRS)
+    spec = prepare("collision", [SCENE], samples=samples, seed=0, chunk_size=chunk_size, pairs=POST_PAIRS)
     facts: dict[str, Any] = {"engine": engine, "workers": workers, "samples": samples, "chunk_size": chunk_size,
                              "chunks": len(spec.chunks())}
     pids: list[int] = []
@@ -240,4 +241,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["measure", "one", "table", "SEED_PAIRS"]
+__all__ = ["measure", "one", "table", "POST_PAIRS"]

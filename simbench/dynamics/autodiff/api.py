@@ -1,0 +1,283 @@
+"""numpy in, numpy out: the jax functions of :mod:`.rnea` and :mod:`.lagrange` for a
+:class:`~simbench.model.RobotModel`, jitted once per model (kept with the model), batched over
+leading dimensions with ``jax.vmap``.
+
+Arguments as :func:`simbench.dynamics.inverse_dynamics`: ``q`` (..., nq), velocities,
+accelerations and forces (..., nv), leading dimensions broadcast; ``gravity`` in the root frame,
+``None`` meaning ``model.gravity``. Derivatives are (..., nv, nv), taken in the tangent space
+(Pinocchio's convention: q moves by ``integrate(q, dq)``), velocity entries in v's order.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...errors import SimbenchError
+from ...model import RobotModel
+from ..inputs import gravity_vector, joint_arrays
+from . import lagrange as L
+from . import rnea as R
+from ._jax import jax, jnp
+from .packed import packed
+from .tree import retract
+
+__all__ = ["JaxDynamics", "jax_dynamics", "inverse_dynamics", "forward_dynamics",
+           "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "mass_matrix",
+           "christoffel_matrix", "coriolis_matrix", "gravity_torques",
+           "lagrangian_inverse_dynamics"]
+
+#: the entry this module keeps in a model's cache
+KEY = "simbench.dynamics.autodiff"
+
+
+class JaxDynamics(NamedTuple):
+    """The jitted jax functions of one model for one configuration (jax arrays in and out; apply
+    ``jax.vmap``, ``jax.grad``, ``jax.jacfwd`` to them). ``g`` is gravity (3,) in the root frame."""
+
+    nq: int
+    nv: int
+    #: RNEA ``(q, v, a, g) -> tau``
+    inverse_dynamics: Callable
+    #: ``(q, v, tau, g) -> a``
+    forward_dynamics: Callable
+    #: ``(q, v, a, g) -> (dtau_dq, dtau_dv, dtau_da)``
+    inverse_dynamics_derivatives: Callable
+    #: ``(q, v, tau, g) -> (da_dq, da_dv, da_dtau)``
+    forward_dynamics_derivatives: Callable
+    #: Lagrangian ``q -> M = sum J^T G J``
+    mass_matrix: Callable
+    #: ``q -> Gamma``
+    christoffel_matrix: Callable
+    #: ``(q, v) -> C``
+    coriolis_matrix: Callable
+    #: ``(q, g) -> dP/dq``
+    gravity_torques: Callable
+    #: ``(q, v, a, g) -> M a + C v + g``
+    lagrangian_inverse_dynamics: Callable
+    #: ``(q, dv) -> q`` moved along the tangent vector dv (first order)
+    retract: Callable
+
+
+# ---------------------------------------------------------------------- compiled functions
+#: ``f(P, q, v, x, g)`` on the padded arrays of :mod:`.packed`: compiled once per array size,
+#: shared by every model of that size
+_RNEA = {"inverse_dynamics": R.rnea, "forward_dynamics": R.forward_dynamics,
+         "inverse_dynamics_derivatives": R.inverse_dynamics_derivatives,
+         "forward_dynamics_derivatives": R.forward_dynamics_derivatives}
+_BATCHED = {k: jax.jit(jax.vmap(f, in_axes=(None, 0, 0, 0, None))) for k, f in _RNEA.items()}
+#: a batch of N rows runs in blocks of one of these sizes (the smallest that holds it, else the
+#: largest, the last block padded), so that a function compiles for at most three batch sizes
+BLOCKS = (1, 16, 128)
+
+
+def _cut(out: Any, nv: int) -> Any:
+    """Padded outputs back to nv entries: vectors, or nv x nv blocks (the derivatives)."""
+    if isinstance(out, tuple):
+        return tuple(o[..., :nv, :nv] for o in out)
+    return out[..., :nv]
+
+
+def _on_unpadded(f: Callable) -> Callable:
+    """``f`` for unpadded jax arrays q (nq,), v, x (nv,): pads, calls, cuts (jitted)."""
+    def call(P, q, v, x, g):
+        def pad(y, n):
+            return jnp.zeros(n, dtype=y.dtype).at[:y.shape[0]].set(y)
+
+        nvp = P["vpad"].shape[0]
+        return _cut(f(P, pad(q, P["qpad"].shape[0]), pad(v, nvp), pad(x, nvp), g), v.shape[0])
+    return jax.jit(call)
+
+
+_UNPADDED = {k: _on_unpadded(f) for k, f in _RNEA.items()}
+
+
+def _in_blocks(fn: Callable, rows: Sequence[np.ndarray], const: tuple) -> Any:
+    """``fn(*const, *rows)`` over (N, ...) arrays in blocks of :data:`BLOCKS` (numpy out)."""
+    N = rows[0].shape[0]
+    size = next((b for b in BLOCKS if b >= N), BLOCKS[-1])
+    total = -(-N // size) * size
+    if total > N:   # pad with copies of the first row (a valid configuration)
+        rows = [np.concatenate([r, np.broadcast_to(r[:1], (total - N,) + r.shape[1:])]) for r in rows]
+    parts = [fn(*const, *(r[i:i + size] for r in rows)) for i in range(0, total, size)]
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate([np.asarray(p[j]) for p in parts])[:N] for j in range(len(parts[0])))
+    return np.concatenate([np.asarray(p) for p in parts])[:N]
+
+
+# ---------------------------------------------------------------------- per model
+class _Entry(NamedTuple):
+    P: dict
+    lt: L.LinkTree
+    nq_pad: int
+    nv_pad: int
+    single: JaxDynamics
+    batched: dict[str, Callable]
+
+
+def _build(model: RobotModel) -> _Entry:
+    P = packed(model)
+    lt = L.link_tree(model)
+    lag = dict(mass_matrix=lambda q: L.mass_matrix(lt, q),
+               christoffel_matrix=lambda q: L.christoffel_matrix(lt, q),
+               coriolis_matrix=lambda q, v: L.coriolis_matrix(lt, q, v),
+               gravity_torques=lambda g, q: L.gravity_torques(lt, q, g),
+               lagrangian_inverse_dynamics=lambda g, q, v, a: L.inverse_dynamics(lt, q, v, a, g))
+    with_g = {"gravity_torques", "lagrangian_inverse_dynamics"}
+    batched = {k: jax.jit(jax.vmap(f, in_axes=(None,) * (k in with_g) + (0,) * (
+        f.__code__.co_argcount - (k in with_g)))) for k, f in lag.items()}
+    single = JaxDynamics(
+        model.nq, model.nv, retract=jax.jit(lambda q, dv: retract(lt.bodies, q, dv)),
+        **{k: partial(f, P) for k, f in _UNPADDED.items()},
+        mass_matrix=jax.jit(lag["mass_matrix"]), christoffel_matrix=jax.jit(lag["christoffel_matrix"]),
+        coriolis_matrix=jax.jit(lag["coriolis_matrix"]),
+        gravity_torques=jax.jit(lambda q, g: L.gravity_torques(lt, q, g)),
+        lagrangian_inverse_dynamics=jax.jit(lambda q, v, a, g: L.inverse_dynamics(lt, q, v, a, g)))
+    return _Entry(P, lt, P["qpad"].shape[0], P["vpad"].shape[0], single, batched)
+
+
+def _entry(model: RobotModel) -> _Entry:
+    e = model._cache.get(KEY)
+    if e is None:
+        e = model._cache[KEY] = _build(model)
+    return e
+
+
+def jax_dynamics(model: RobotModel) -> JaxDynamics:
+    """The model's jitted jax functions (built once per model; each compiles at its first call;
+    the RNEA-based ones are shared by every model of the same padded size)."""
+    return _entry(model).single
+
+
+def _shaped(out: Any, batch: tuple) -> Any:
+    """(N, ...) numpy outputs as ``batch + (...)``."""
+    if isinstance(out, tuple):
+        return tuple(_shaped(o, batch) for o in out)
+    return out.reshape(batch + out.shape[1:])
+
+
+def _rows(model: RobotModel, named: Sequence[tuple[Any, str, str]]) -> tuple[tuple, list]:
+    """:func:`simbench.dynamics.inputs.joint_arrays`, with a shortcut for one configuration of
+    finite float64 vectors of the right lengths (what a loop passes)."""
+    x = [v for v, _, _ in named]
+    if all(type(a) is np.ndarray and a.dtype == np.float64 and a.ndim == 1 for a in x) and \
+            [a.shape[0] for a in x] == [model.nq if sp == "q" else model.nv for _, _, sp in named] \
+            and all(np.isfinite(a).all() for a in x):
+        return (), [a[None] for a in x]
+    return joint_arrays(model, *named)
+
+
+def _call_rnea(model: RobotModel, name: str, named: Sequence[tuple[Any, str, str]],
+               gravity: Any) -> Any:
+    """Validate and broadcast, pad to the model's padded size, run the compiled function in
+    blocks, cut, and give numpy arrays with the batch shape in front."""
+    e = _entry(model)
+    batch, (Q, V, X) = _rows(model, named)
+    g = np.array(gravity_vector(model, gravity))
+    N = Q.shape[0]
+    Qp, Vp, Xp = np.zeros((N, e.nq_pad)), np.zeros((N, e.nv_pad)), np.zeros((N, e.nv_pad))
+    Qp[:, :model.nq], Vp[:, :model.nv], Xp[:, :model.nv] = Q, V, X
+    if N == 0:
+        out = _zeros(name, model.nv)
+    else:
+        out = _cut(_in_blocks(lambda *r: _BATCHED[name](e.P, *r, g), (Qp, Vp, Xp), ()), model.nv)
+    return _shaped(out, batch)
+
+
+def _zeros(name: str, nv: int) -> Any:
+    """Empty (0, ...) outputs of ``name``."""
+    if name.endswith("derivatives"):
+        return tuple(np.zeros((0, nv, nv)) for _ in range(3))
+    return np.zeros((0, nv))
+
+
+def _call_lagrange(model: RobotModel, name: str, named: Sequence[tuple[Any, str, str]],
+                   gravity: Any = False, shape: tuple = ()) -> np.ndarray:
+    e = _entry(model)
+    if name in ("christoffel_matrix", "coriolis_matrix", "lagrangian_inverse_dynamics"):
+        L.needs_minimal(e.lt, name.replace("_", " "))
+    batch, flat = joint_arrays(model, *named)
+    const = () if gravity is False else (np.array(gravity_vector(model, gravity)),)
+    if flat[0].shape[0] == 0:
+        return np.zeros(batch + shape)
+    return _shaped(_in_blocks(e.batched[name], flat, const), batch)
+
+
+def _finite(model: RobotModel, x: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(x)):
+        light = [n for n, m in zip(model.link_names[1:], model.link_mass[1:]) if m <= 0]
+        raise SimbenchError(f"{model.name}: {what} is not finite: the mass matrix is singular "
+                            f"(not positive definite) or the inputs overflow"
+                            + (f"; massless links: {light}" if light else ""))
+    return x
+
+
+def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
+                     gravity: Sequence[float] | None = None) -> np.ndarray:
+    """``tau = M q'' + C q' + g`` by the RNEA written in jax, shape (..., nv)."""
+    return _call_rnea(model, "inverse_dynamics",
+                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity)
+
+
+def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
+                     gravity: Sequence[float] | None = None) -> np.ndarray:
+    """``q'' = M^-1 (tau - C q' - g)`` in jax (M and the bias forces from the RNEA, Cholesky),
+    shape (..., nv)."""
+    out = _call_rnea(model, "forward_dynamics",
+                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity)
+    return _finite(model, out, "forward dynamics")
+
+
+def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
+                                 gravity: Sequence[float] | None = None
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of ``tau = ID(q, q', q'')``, each (..., nv, nv);
+    ``dtau_dqdd = M``. Pinocchio's ``computeRNEADerivatives``, by ``jax.jacfwd`` of the RNEA
+    (dq in the tangent space)."""
+    return _call_rnea(model, "inverse_dynamics_derivatives",
+                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity)
+
+
+def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *,
+                                 gravity: Sequence[float] | None = None
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of ``q'' = FD(q, q', tau)``, each (..., nv, nv);
+    ``dqdd_dtau = M^-1``, ``dqdd_d(q, q') = -M^-1 dtau_d(q, q')`` at ``q'' = FD(q, q', tau)``.
+    Pinocchio's ``computeABADerivatives``, from jax (dq in the tangent space)."""
+    out = _call_rnea(model, "forward_dynamics_derivatives",
+                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity)
+    return tuple(_finite(model, o, "the forward dynamics derivative") for o in out)
+
+
+def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
+    """``M = sum_i J_i^T G_i J_i`` with ``J_i`` by ``jax.jacfwd`` of the link poses, (..., nv, nv)."""
+    return _call_lagrange(model, "mass_matrix", ((q, "q", "q"),), shape=(model.nv,) * 2)
+
+
+def christoffel_matrix(model: RobotModel, q: Any) -> np.ndarray:
+    """``Gamma[..., i, j, k] = dM_ij/dq_k - 1/2 dM_jk/dq_i`` by ``jax.jacfwd(M)``, (..., n, n, n)
+    (the post's array; see :mod:`simbench.dynamics.autodiff.lagrange`). Minimal coordinates."""
+    return _call_lagrange(model, "christoffel_matrix", ((q, "q", "q"),), shape=(model.nv,) * 3)
+
+
+def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
+    """``C[..., i, k] = sum_j Gamma[..., i, j, k] q'_j``, (..., n, n). Minimal coordinates."""
+    return _call_lagrange(model, "coriolis_matrix", ((q, "q", "q"), (qd, "qd", "v")),
+                          shape=(model.nv,) * 2)
+
+
+def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None
+                    ) -> np.ndarray:
+    """``g(q) = dP/dq`` by ``jax.jacfwd`` of the potential energy, (..., nv)."""
+    return _call_lagrange(model, "gravity_torques", ((q, "q", "q"),), gravity, (model.nv,))
+
+
+def lagrangian_inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
+                                gravity: Sequence[float] | None = None) -> np.ndarray:
+    """``tau = M q'' + C q' + g`` by the post's Lagrangian formulation in jax, (..., n).
+    Minimal coordinates."""
+    return _call_lagrange(model, "lagrangian_inverse_dynamics",
+                          ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity,
+                          (model.nv,))
