@@ -4,8 +4,9 @@ base: batches larger than a block, so that whole blocks and a short last block b
 wrench. The corpus test (``test_dynamics_corpus``) covers single calls and small serial batches;
 this one covers the block drivers.
 
-Oracle: ``pin.rnea``, ``pin.crba``, ``pin.aba`` row by row (Pinocchio's own URDF parse, or a
-Pinocchio model built joint by joint for spherical joints), joints matched by name; the external
+Oracle: ``pin.rnea``, ``pin.crba``, ``pin.aba`` row by row on
+:func:`simbench.oracles.pinocchio.pinocchio_model` (Pinocchio's own URDF parse, or a Pinocchio
+model built joint by joint for spherical joints), joints matched by name; the external
 wrench through Pinocchio's frame Jacobian. Tolerance 1e-9 relative to the largest magnitude.
 Each test asserts how many robots it compared.
 """
@@ -17,10 +18,11 @@ import zlib
 import numpy as np
 import pytest
 
-from _dyn_helpers import PinMap, asset, movable_corpus, pin_model_from, rel_err, require, symmetric
+from _dyn_helpers import asset, movable_corpus, rel_err, require
 from simbench.dynamics.kernels import BS, set_threads
 from simbench.errors import URDFError
 from simbench.model import RobotModel
+from simbench.oracles.pinocchio import PinocchioMap, pinocchio_model, symmetric
 import simbench.dynamics as dyn
 
 TOL = 1e-9
@@ -32,13 +34,6 @@ EXPECTED = 46
 N = 2 * BS + 5
 
 
-def _pin_model(model):
-    from simbench.bench_dynamics import pinocchio_urdf_model
-
-    pm = pinocchio_urdf_model(model)
-    return pm if pm is not None else pin_model_from(model)
-
-
 def _compare(path: str, floating: bool) -> list[str] | None:
     pin = require("pinocchio")
     try:
@@ -47,9 +42,9 @@ def _compare(path: str, floating: bool) -> list[str] | None:
         return None
     if model.dof == 0:
         return None
-    pm = _pin_model(model)
+    pm = pinocchio_model(model)
     pd = pm.createData()
-    mp = PinMap(model, pm)
+    mp = PinocchioMap(model, pm)
     rng = np.random.default_rng(zlib.crc32(os.path.basename(path).encode()) + floating)
     Q = model.random_configuration(rng, N)
     V, A = rng.normal(size=(N, model.nv)), rng.normal(size=(N, model.nv))
@@ -93,7 +88,7 @@ def _compare(path: str, floating: bool) -> list[str] | None:
             pin.computeJointJacobians(pm, pd, mp.q(Q[s]))
             pin.updateFramePlacements(pm, pd)
             J = np.asarray(pin.getFrameJacobian(pm, pd, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-                           ).reshape(6, pm.nv) @ mp.Pv
+                           ).reshape(6, pm.nv) @ mp.P
             check(f"f_ext row {s}", got[s], tau[s] - np.vstack([J[3:], J[:3]]).T @ F[s])
     return bad
 
@@ -121,9 +116,9 @@ def test_threaded_spans_against_pinocchio(spec, floating):
     by row."""
     pin = require("pinocchio")
     model = RobotModel.from_urdf(spec, floating_base=floating)
-    pm = _pin_model(model)
+    pm = pinocchio_model(model)
     pd = pm.createData()
-    mp = PinMap(model, pm)
+    mp = PinocchioMap(model, pm)
     rng = np.random.default_rng(5)
     n = 1500 + 7
     Q = model.random_configuration(rng, n)
