@@ -235,13 +235,16 @@ def crba_scratch(T0, nq, nv):
 
 @jit
 def unblock_matrix(Mb, n, b0, nb, out):
-    """out[b0 + b] = the block's symmetric matrix b (from its upper triangle), for b < nb."""
-    for b in range(nb):
-        for i in range(n):
-            for j in range(i, n):
-                v = Mb[mat(n, i, j) + U(b)]
-                out[b0 + b, i, j] = v
-                out[b0 + b, j, i] = v
+    """out[b0 + b] = the block's symmetric matrix b (from its upper triangle), for b < nb.
+    Entry by entry, the lanes innermost: the block is read in order and each of the nb output
+    matrices is written in order (writing row and column of each matrix at once, the column
+    strided, measured 2x slower for the humanoid's 34 x 34 matrices, whose batch does not stay
+    in cache)."""
+    for i in range(n):
+        for j in range(n):
+            o = upper(n, i, j)
+            for b in range(nb):
+                out[b0 + b, i, j] = Mb[o + U(b)]
 
 
 @entry(f"void({TREE}, {RO2}, float64[:, :, ::1], int64, int64)", nogil=True)

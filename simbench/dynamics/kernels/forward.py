@@ -60,62 +60,64 @@ def cholesky_solve(M, b, L):
 
 
 @jit
-def cholesky_solve_block(M, U_, x, n, ok):
+def cholesky_solve_block(M, x, n, nb, ok):
     """Solve M_b x_b = x_b in place for the lanes of a flat block: M's upper triangle (entry
-    (i, j) at ``(i * n + j) * BS + b``, :func:`.crba.crba_block`) factored as U^T U into U_
-    (its diagonal holding the reciprocals 1/U_jj; M is left as it is), x entry i at
-    ``i * BS + b``; ok[b] = 0 where M_b is not positive definite."""
-    for i in range(BS):
+    (i, j) at ``(i * n + j) * BS + b``, :func:`.crba.crba_block`) factored as L L^T into M's
+    lower triangle and diagonal (the diagonal holding the reciprocals 1/L_jj; the upper
+    triangle, which the CRBA of the next block overwrites, is left as it is), x entry i at
+    ``i * BS + b``; ok[b] = 0 where M_b is not positive definite; the first nb lanes only.
+    The trip count nb is known at run time only: with the constant BS, LLVM unrolls each
+    loop over the lanes and the solve measured 2x slower (nv = 34). In place, the inner sums
+    along rows of L."""
+    for i in range(nb):
         ok[i] = 1.0
     for j in range(n):
         ojj = mat(n, j, j)
-        for i in range(BS):
-            U_[ojj + U(i)] = M[ojj + U(i)]
         for k in range(j):
-            okj = mat(n, k, j)
-            for i in range(BS):
+            ojk = mat(n, j, k)
+            for i in range(nb):
                 b = U(i)
-                U_[ojj + b] -= U_[okj + b] * U_[okj + b]
-        for i in range(BS):
+                M[ojj + b] -= M[ojk + b] * M[ojk + b]
+        for i in range(nb):
             b = U(i)
-            s = U_[ojj + b]
+            s = M[ojj + b]
             good = s > 0.0
             ok[i] = ok[i] if good else 0.0
-            U_[ojj + b] = 1.0 / math.sqrt(s if good else 1.0)
+            M[ojj + b] = 1.0 / math.sqrt(s if good else 1.0)
         for r in range(j + 1, n):
-            ojr = mat(n, j, r)
-            for i in range(BS):
-                U_[ojr + U(i)] = M[ojr + U(i)]
+            orj, ojr = mat(n, r, j), mat(n, j, r)
+            for i in range(nb):
+                M[orj + U(i)] = M[ojr + U(i)]
             for k in range(j):
-                okj, okr = mat(n, k, j), mat(n, k, r)
-                for i in range(BS):
+                ork, ojk = mat(n, r, k), mat(n, j, k)
+                for i in range(nb):
                     b = U(i)
-                    U_[ojr + b] -= U_[okj + b] * U_[okr + b]
-            for i in range(BS):
+                    M[orj + b] -= M[ork + b] * M[ojk + b]
+            for i in range(nb):
                 b = U(i)
-                U_[ojr + b] *= U_[ojj + b]
-    for r in range(n):                      # U^T y = x
+                M[orj + b] *= M[ojj + b]
+    for r in range(n):                      # L y = x
         orr = row(r)
         for k in range(r):
-            okr, okk = mat(n, k, r), row(k)
-            for i in range(BS):
+            ork, okk = mat(n, r, k), row(k)
+            for i in range(nb):
                 b = U(i)
-                x[orr + b] -= U_[okr + b] * x[okk + b]
+                x[orr + b] -= M[ork + b] * x[okk + b]
         o = mat(n, r, r)
-        for i in range(BS):
+        for i in range(nb):
             b = U(i)
-            x[orr + b] *= U_[o + b]
-    for r in range(n - 1, -1, -1):          # U z = y
+            x[orr + b] *= M[o + b]
+    for r in range(n - 1, -1, -1):          # L^T z = y
         orr = row(r)
         for k in range(r + 1, n):
-            ork, okk = mat(n, r, k), row(k)
-            for i in range(BS):
+            okr, okk = mat(n, k, r), row(k)
+            for i in range(nb):
                 b = U(i)
-                x[orr + b] -= U_[ork + b] * x[okk + b]
+                x[orr + b] -= M[okr + b] * x[okk + b]
         o = mat(n, r, r)
-        for i in range(BS):
+        for i in range(nb):
             b = U(i)
-            x[orr + b] *= U_[o + b]
+            x[orr + b] *= M[o + b]
 
 
 @jit
@@ -143,7 +145,6 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
     nq, nv = Q.shape[1], TAU.shape[1]
     W, SC, Tb, P, J, Qb, QDb, ZERO = block_scratch(T0, nq, nv)   # ZERO: q'' = 0 (never written)
     _, _, Sb, Fb, Mb, _, _, _ = crba_scratch(T0, 0, nv)
-    Ub = np.empty((nv * nv + 1) * BS)
     x = np.empty((nv + 1) * BS)
     ok = np.empty(BS)
     for b0 in range(start, stop, BS):
@@ -158,7 +159,7 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
             for i in range(BS):
                 x[o + U(i)] -= Tb[o + U(i)]
         crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J)
-        cholesky_solve_block(Mb, Ub, x, nv, ok)
+        cholesky_solve_block(Mb, x, nv, nb, ok)
         for b in range(nb):
             good = ok[b] > 0.0
             for i in range(nv):
