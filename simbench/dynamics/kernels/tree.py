@@ -3,8 +3,7 @@ model/data split), read with computed offsets: no array views to create per call
 argument to unbox.
 
 Layout: ``[nb, nq, nv | fdata (nb * NF) | idata (nb * 4, as floats) | W (nb * NW) | M (nv * nv) |
-L (nv * nv) | S (6 * nv)]`` with ``fdata`` / ``idata`` the rows of :mod:`.layout`. ``W``, ``M``,
-``L``, ``S`` (the CRBA's motion subspace columns in the root frame) are the
+L (nv * nv)]`` with ``fdata`` / ``idata`` the rows of :mod:`.layout`. ``W``, ``M``, ``L`` are the
 scratch of the single-call entry points, reused by every call on the model: those entry points
 hold the GIL (no ``nogil``), so two Python threads never run them at once. The batched span
 kernels read only the tree part and allocate their own scratch.
@@ -25,7 +24,7 @@ HEADER = 3
 def pack(idata: np.ndarray, fdata: np.ndarray, nq: int, nv: int) -> np.ndarray:
     """The flat array of a tree (see the module docstring); writable, private to the model."""
     nb = idata.shape[0]
-    out = np.zeros(HEADER + nb * NF + nb * 4 + nb * NW + 2 * nv * nv + 6 * nv)
+    out = np.zeros(HEADER + nb * NF + nb * 4 + nb * NW + 2 * nv * nv)
     out[:HEADER] = nb, nq, nv
     out[HEADER:HEADER + nb * NF] = fdata.ravel()
     out[HEADER + nb * NF:HEADER + nb * (NF + 4)] = idata.ravel()
@@ -62,9 +61,3 @@ def scratch_matrices(nb, nv):
     """Offsets of the single-call scratch matrices M and L."""
     o = U(HEADER + nb * (NF + 4 + NW))
     return o, o + U(nv * nv)
-
-
-@step
-def scratch_columns(nb, nv):
-    """Offset of the single-call scratch S (6 numbers per entry of v)."""
-    return U(HEADER + nb * (NF + 4 + NW) + 2 * nv * nv)
