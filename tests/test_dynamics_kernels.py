@@ -50,3 +50,33 @@ def test_first_compile_is_announced(tmp_path):
     assert str(tmp_path) in first and "compiled crba_fast in" in first
     second = _run(code, NUMBA_CACHE_DIR=str(tmp_path)).stderr
     assert "compiling" not in second
+
+
+def test_cache_of_changed_kernels_is_dropped(tmp_path):
+    """numba checks only a function's own file; the package drops its whole cache when any of its
+    sources changed (oracle: the files in the cache directory and the SHA-1 of the sources)."""
+    import glob
+    import hashlib
+
+    import simbench.dynamics.kernels as K
+
+    here = os.path.dirname(K.__file__)
+    digest = hashlib.sha1()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            digest.update(name.encode() + b"\0" + open(os.path.join(here, name), "rb").read())
+    code = "import simbench.dynamics.kernels"
+    _run(code, NUMBA_CACHE_DIR=str(tmp_path))            # writes the stamp of these sources
+    (stamp,) = glob.glob(str(tmp_path / "*" / "simbench-kernels.sha1"))
+    assert open(stamp).read().strip() == digest.hexdigest()
+    cache = os.path.dirname(stamp)
+    fake = [os.path.join(cache, f"rnea.rnea_span-1.py311.{ext}") for ext in ("nbi", "nbc")]
+    for path in fake:
+        open(path, "w").close()
+    _run(code, NUMBA_CACHE_DIR=str(tmp_path))            # the same sources: the cache is kept
+    assert all(os.path.exists(p) for p in fake)
+    with open(stamp, "w") as fh:                         # as if a module had changed since
+        fh.write("0" * 40 + "\n")
+    _run(code, NUMBA_CACHE_DIR=str(tmp_path))
+    assert not any(os.path.exists(p) for p in fake)
+    assert open(stamp).read().strip() == digest.hexdigest()

@@ -156,7 +156,8 @@ def _pack_tree(parent: np.ndarray, codes: Sequence[int], iq: np.ndarray, iv: np.
     Gh = G[:, :3, 3:]                    # m [c] = [h]
     fdata[:, L.C_H:L.C_H + 3] = 0.5 * np.stack([Gh[:, 2, 1] - Gh[:, 1, 2], Gh[:, 0, 2] - Gh[:, 2, 0],
                                                 Gh[:, 1, 0] - Gh[:, 0, 1]], axis=-1)
-    fdata[:, L.C_IO:L.C_IO + 9] = G[:, :3, :3].reshape(nb, 9)
+    Io = 0.5 * (G[:, :3, :3] + G[:, :3, :3].transpose(0, 2, 1))
+    fdata[:, L.C_IO:L.C_IO + 6] = Io[:, [0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
     return np.ascontiguousarray(idata), np.ascontiguousarray(fdata)
 
 

@@ -3,7 +3,10 @@
 * ``FASTMATH``: fast-math without the no-nan/no-inf assumptions (inputs are tested for non-finite
   values, and a singular mass matrix must still come back as nan): contraction into FMAs,
   reassociation (vectorised reductions), no signed zeros, reciprocals. Results agree with
-  Pinocchio to ~1e-15 relative (tests/test_dynamics_pinocchio.py).
+  Pinocchio to ~1e-15 relative (tests/test_dynamics_corpus.py).
+* ``error_model="numpy"``: a division by zero gives inf or nan instead of raising (numba's
+  default check of every divisor is an early exit that stops LLVM from vectorising a loop; the
+  kernels never raise).
 * :func:`jit`: a compiled function cached on disk (``cache=True``: ``__pycache__`` next to the
   module); :func:`step`: a small function on scalars, typed and compiled once and always
   inlined by LLVM into its callers (``forceinline``): numba's own IR inlining
@@ -13,9 +16,17 @@
 * :func:`entry`: a function Python calls, with one explicit signature, compiled (or loaded from
   the cache) the first time it is called, not at import; each entry compiles only what it
   needs. The first compilation is announced on the ``simbench.dynamics`` logger.
+* :func:`drop_stale_cache`: numba's ``cache=True`` checks only the file of the function it
+  loads, while the kernels inline steps and layout constants from the other modules of this
+  package: after one of those changes (an update, a merge) numba would load machine code built
+  for the old layout (wrong numbers, or a crash). The package's sources are hashed at import;
+  when the hash differs from the one kept with the cache, the package's cached kernels are
+  dropped and compile again at first use.
 """
 from __future__ import annotations
 
+import glob
+import hashlib
 import logging
 import os
 import sys
@@ -32,15 +43,58 @@ COMPILE_SECONDS = 8
 
 
 def jit(fn: Any = None, **kw: Any) -> Any:
-    """``numba.njit(cache=True, fastmath=FASTMATH, **kw)``."""
-    opts: dict[str, Any] = dict(cache=True, fastmath=set(FASTMATH))
+    """``numba.njit(cache=True, fastmath=FASTMATH, error_model="numpy", **kw)``."""
+    opts: dict[str, Any] = dict(cache=True, fastmath=set(FASTMATH), error_model="numpy")
     opts.update(kw)
     return njit(**opts) if fn is None else njit(**opts)(fn)
 
 
 def step(fn: Any) -> Any:
     """A scalar helper (see the module docstring)."""
-    return njit(cache=True, fastmath=set(FASTMATH), forceinline=True)(fn)
+    return njit(cache=True, fastmath=set(FASTMATH), error_model="numpy", forceinline=True)(fn)
+
+
+def _probe() -> None:
+    """A function of this package for numba's cache locator (never compiled)."""
+
+
+def drop_stale_cache() -> bool:
+    """Remove this package's numba cache files if its sources changed since they were written
+    (see the module docstring); True if files were removed. Silent where the cache is not
+    writable."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha1()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as fh:
+                digest.update(name.encode() + b"\0" + fh.read())
+    try:
+        cache_dir = str(njit(cache=True)(_probe)._cache._cache_path)
+    except AttributeError:  # numba internals moved: its default, next to the sources
+        cache_dir = os.path.join(here, "__pycache__")
+    stamp = os.path.join(cache_dir, "simbench-kernels.sha1")
+    try:
+        with open(stamp) as fh:
+            if fh.read().strip() == digest.hexdigest():
+                return False
+    except OSError:
+        pass
+    stale = glob.glob(os.path.join(cache_dir, "*.nbi")) + glob.glob(os.path.join(cache_dir, "*.nbc"))
+    try:
+        for path in stale:
+            os.remove(path)
+        os.makedirs(cache_dir, exist_ok=True)
+        with open(stamp, "w") as fh:
+            fh.write(digest.hexdigest() + "\n")
+    except OSError:
+        return False
+    if stale:
+        log.info("simbench dynamics kernels changed since they were cached: %d cache files "
+                 "removed from %s", len(stale), cache_dir)
+    return bool(stale)
+
+
+drop_stale_cache()
 
 
 class _Entry:

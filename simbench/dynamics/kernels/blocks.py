@@ -1,11 +1,12 @@
 """Storage of the drivers: a body's 6-vectors and pose in the single-configuration work array
 (flat, at an offset: :func:`.tree.wrow`), and in the flat block arrays of the batched drivers.
 
-A block holds BS configurations; quantity ``col`` of body ``k`` for configuration ``b`` sits at
-``W[(k * NW + col) * BS + b]`` of a flat array, the configuration innermost. The offsets are
-unsigned (:data:`U`), so that numba emits no negative-index wrap-around and LLVM sees affine
-addresses with constant strides; a loop over b then vectorises when it does not read what it
-writes at an unknown distance (the drivers copy a parent's data into the scratch block ``P``).
+A block holds BS configurations ("lanes"); quantity ``col`` of body ``k`` for lane ``b`` sits at
+``W[(k * NW + col) * BS + b]`` of a flat array, the lane innermost. Every loop over the lanes
+runs over all BS of them (a constant trip count: LLVM vectorises it without a remainder loop);
+the lanes past the last row of a short block repeat that row (:func:`transpose_rows`), so they
+compute finite numbers that nothing reads. The offsets are unsigned (:data:`U`), so that numba
+emits no negative-index wrap-around and LLVM sees affine addresses with constant strides.
 """
 from __future__ import annotations
 
@@ -15,16 +16,14 @@ import numpy as np
 
 from ._jit import jit, step
 from .joints import joint_motion, joint_pose
-from .layout import BS, NW, PRISMATIC, REVOLUTE, SPHERICAL
+from .layout import BS, FIXED, FREE, MOTION, NW, PRISMATIC, REVOLUTE, SPHERICAL
 from .spatial import SINCOS_MAX, sin_1mcos_poly
 from .tree import U
 
 UBS = np.uint64(BS)
-# rows of the joint block T: the joint's motion S q' (6) and S q'' (6), sin q and 1 - cos q (2)
-T_V, T_A, T_S = 0, 6, 12
-NT = 14
-#: rows of the scratch block P
-NP = 13
+#: rows of the joint block J of the general path: the joint's pose (12), S q' (6), S q'' (6)
+J_X, J_V, J_A = 0, 12, 18
+NJ = 24
 
 
 # ------------------------------------------------------------------ one configuration: flat, offset o
@@ -109,114 +108,152 @@ def st_pose_b(W, o, b, X):
 
 
 @step
-def ld13b(W, o, b):
-    return (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
-            W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
-            W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b],
-            W[o + U(10) * UBS + b], W[o + U(11) * UBS + b], W[o + U(12) * UBS + b])
-
-
-@step
-def st13b(W, o, b, I):
-    (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
-     W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
-     W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b],
-     W[o + U(10) * UBS + b], W[o + U(11) * UBS + b], W[o + U(12) * UBS + b]) = I
-
-
-@jit
-def copy_rows(src, o_src, dst, o_dst, rows):
-    """dst rows o_dst.. = src rows o_src.. (``rows`` whole rows of a block: one loop; the lanes
-    past a short block's last configuration carry garbage that nothing reads)."""
-    for i in range(rows * BS):
-        dst[o_dst + U(i)] = src[o_src + U(i)]
-
-
-@jit
-def add_rows(src, o_src, dst, o_dst, rows):
-    """dst rows o_dst.. += src rows o_src.. (whole rows, as :func:`copy_rows`)."""
-    for i in range(rows * BS):
-        dst[o_dst + U(i)] += src[o_src + U(i)]
-
-
-@jit
-def transpose_rows(X, b0, nb, out):
-    """out[i * BS + b] = X[b0 + b, i]: rows b0 .. b0+nb of X as a flat block, configuration
-    innermost (read once per block; the per-joint loops then read contiguous rows)."""
-    for b in range(nb):
-        for i in range(X.shape[1]):
-            out[row(i) + U(b)] = X[b0 + b, i]
-
-
-@step
 def ld7b(X, o, b):
     return (X[o + b], X[o + UBS + b], X[o + U(2) * UBS + b], X[o + U(3) * UBS + b],
             X[o + U(4) * UBS + b], X[o + U(5) * UBS + b], X[o + U(6) * UBS + b])
 
 
+@step
+def ld10b(W, o, b):
+    return (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+            W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+            W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b])
+
+
+@step
+def st10b(W, o, b, I):
+    (W[o + b], W[o + UBS + b], W[o + U(2) * UBS + b], W[o + U(3) * UBS + b],
+     W[o + U(4) * UBS + b], W[o + U(5) * UBS + b], W[o + U(6) * UBS + b],
+     W[o + U(7) * UBS + b], W[o + U(8) * UBS + b], W[o + U(9) * UBS + b]) = I
+
+
 @jit
-def gather_joint(jt, C, a, Qb, iq, Xb, Yb, iv, nb, W, ow, T, rates):
-    """The joint of a body for the nb configurations of a block: its pose in the parent into W
-    at offset ``ow`` (12 rows) and, with ``rates`` 1, its motion S q' into T rows T_V.. and zero
-    S q'' into rows T_A..; with ``rates`` 2, S q'' from Yb. Qb, Xb, Yb: q, q' and q'' as flat
-    blocks (:func:`transpose_rows`). The per-type code stays here, so that the drivers' loops
-    over configurations are branch-free; revolute joints (the common case) run in loops of their
-    own, with the joint type a constant, that vectorise (prismatic and spherical joints too)."""
-    oq = row(iq)
-    ov = row(iv)
-    if jt == REVOLUTE:
-        big = 0
-        for b in range(nb):
-            x = Qb[oq + U(b)]
-            T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = sin_1mcos_poly(x)
-            big += abs(x) > SINCOS_MAX             # an integer sum: the loop still vectorises
-        if big:
-            for b in range(nb):
-                x = Qb[oq + U(b)]
-                T[row(T_S) + U(b)], T[row(T_S + 1) + U(b)] = math.sin(x), 1.0 - math.cos(x)
-        for i in range(nb):
-            b = U(i)
-            st_pose_b(W, ow, b, joint_pose(REVOLUTE, C, (T[row(T_S) + b], T[row(T_S + 1) + b],
-                                                          0.0, 0.0, 0.0, 0.0, 0.0)))
-        if rates > 0:
-            for i in range(nb):
-                b = U(i)
-                st6b(T, row(T_V), b, joint_motion(REVOLUTE, a, (Xb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
-            if rates > 1:
-                for i in range(nb):
-                    b = U(i)
-                    st6b(T, row(T_A), b, joint_motion(REVOLUTE, a, (Yb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
-        return
-    if jt == PRISMATIC:
-        for i in range(nb):
-            b = U(i)
-            st_pose_b(W, ow, b, joint_pose(PRISMATIC, C, (Qb[oq + b], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)))
-        if rates > 0:
-            for i in range(nb):
-                b = U(i)
-                st6b(T, row(T_V), b, joint_motion(PRISMATIC, a, (Xb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
-            if rates > 1:
-                for i in range(nb):
-                    b = U(i)
-                    st6b(T, row(T_A), b, joint_motion(PRISMATIC, a, (Yb[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)))
-        return
-    if jt == SPHERICAL:
-        for i in range(nb):
-            b = U(i)
-            st_pose_b(W, ow, b, joint_pose(SPHERICAL, C, ld7b(Qb, oq, b)))
-        if rates > 0:
-            for i in range(nb):
-                b = U(i)
-                st6b(T, row(T_V), b, joint_motion(SPHERICAL, a, ld6b(Xb, ov, b)))
-            if rates > 1:
-                for i in range(nb):
-                    b = U(i)
-                    st6b(T, row(T_A), b, joint_motion(SPHERICAL, a, ld6b(Yb, ov, b)))
-        return
-    for i in range(nb):
+def copy_rows(src, o_src, dst, rows):
+    """dst rows 0 .. rows = src rows from offset o_src (whole rows: one loop)."""
+    for i in range(rows * BS):
+        dst[U(i)] = src[o_src + U(i)]
+
+
+@jit
+def add_rows(src, dst, o_dst, rows):
+    """dst rows from offset o_dst += src rows 0 .. rows."""
+    for i in range(rows * BS):
+        dst[o_dst + U(i)] += src[U(i)]
+
+
+@jit
+def add_rows_within(W, o_src, o_dst, rows):
+    """W rows from offset o_dst += W rows from offset o_src (non-overlapping)."""
+    for i in range(rows * BS):
+        W[o_dst + U(i)] += W[o_src + U(i)]
+
+
+# ------------------------------------------------------------------ rows in and out of a block
+@jit
+def transpose_rows(X, b0, nb, out):
+    """out[i * BS + b] = X[b0 + b, i]: rows b0 .. b0+nb of X as a flat block, lane innermost;
+    lanes nb .. BS repeat row b0+nb-1."""
+    n = X.shape[1]
+    last = b0 + nb - 1
+    for i in range(n):
+        o = row(i)
+        for b in range(BS):
+            out[o + U(b)] = X[min(b0 + b, last), i]
+
+
+@jit
+def untranspose_rows(Xb, n, b0, nb, out):
+    """out[b0 + b, i] = Xb[i * BS + b] for the nb lanes of a block and i < n."""
+    for b in range(nb):
+        for i in range(n):
+            out[b0 + b, i] = Xb[row(i) + U(b)]
+
+
+@jit(fastmath=False)
+def sincos_lanes(Qb, oq, SC):
+    """SC rows 0, 1 = sin q, 1 - cos q of the block row at offset oq: the vectorisable
+    polynomials (:func:`.spatial.sin_1mcos_poly`), math.sin/cos for a block holding an angle
+    beyond SINCOS_MAX. Compiled without fast-math (the argument reduction stays exact)."""
+    big = 0
+    for i in range(BS):
         b = U(i)
-        st_pose_b(W, ow, b, joint_pose(jt, C, ld7b(Qb, oq, b)))
-        if rates > 0:
-            st6b(T, row(T_V), b, joint_motion(jt, a, ld6b(Xb, ov, b)))
-            if rates > 1:
-                st6b(T, row(T_A), b, joint_motion(jt, a, ld6b(Yb, ov, b)))
+        x = Qb[oq + b]
+        SC[b], SC[UBS + b] = sin_1mcos_poly(x)
+        big += abs(x) > SINCOS_MAX             # an integer sum: the loop still vectorises
+    if big:
+        for i in range(BS):
+            b = U(i)
+            x = Qb[oq + b]
+            SC[b], SC[UBS + b] = math.sin(x), 1.0 - math.cos(x)
+
+
+@step
+def lane_values(jt, Qb, SC, oq, b):
+    """The joint values ``j`` (:func:`.joints.joint_values`) of lane b; a revolute joint's sin
+    and 1 - cos come from SC (:func:`sincos_lanes`)."""
+    if jt == REVOLUTE:
+        return (SC[b], SC[UBS + b], 0.0, 0.0, 0.0, 0.0, 0.0)
+    if jt == PRISMATIC:
+        return (Qb[oq + b], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if jt == SPHERICAL:
+        return (Qb[oq + b], Qb[oq + UBS + b], Qb[oq + U(2) * UBS + b], Qb[oq + U(3) * UBS + b],
+                0.0, 0.0, 0.0)
+    if jt == FREE:
+        return ld7b(Qb, oq, b)
+    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@step
+def lane_rates(jt, X, ov, b):
+    """The joint's rates (:func:`.joints.joint_rates`) of lane b from the block row at ov."""
+    if jt == REVOLUTE or jt == PRISMATIC:
+        return (X[ov + b], 0.0, 0.0, 0.0, 0.0, 0.0)
+    if jt == SPHERICAL:
+        return (X[ov + b], X[ov + UBS + b], X[ov + U(2) * UBS + b], 0.0, 0.0, 0.0)
+    if jt == FREE:
+        return ld6b(X, ov, b)
+    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@step
+def lane_pose(jt, C, Qb, SC, oq, J, b):
+    """The joint's pose in lane b: from the joint model, or (MOTION) from the joint block J."""
+    if jt == MOTION:
+        return ld_pose_b(J, row(J_X), b)
+    return joint_pose(jt, C, lane_values(jt, Qb, SC, oq, b))
+
+
+@step
+def lane_motion(jt, X, ov, J, oj, b):
+    """The joint's rates in lane b (the block row of X at ov), or (MOTION) its motion from the
+    joint block J at offset oj."""
+    if jt == MOTION:
+        return ld6b(J, oj, b)
+    return lane_rates(jt, X, ov, b)
+
+
+@step
+def joint_lanes_of(jt, C, a, Qb, oq, QDb, QDDb, ov, J, rates):
+    for i in range(BS):
+        b = U(i)
+        st_pose_b(J, row(J_X), b, joint_pose(jt, C, lane_values(jt, Qb, Qb, oq, b)))
+    if rates:
+        for i in range(BS):
+            b = U(i)
+            st6b(J, row(J_V), b, joint_motion(jt, a, lane_rates(jt, QDb, ov, b)))
+            st6b(J, row(J_A), b, joint_motion(jt, a, lane_rates(jt, QDDb, ov, b)))
+
+
+@jit
+def joint_lanes(jt, C, a, Qb, oq, QDb, QDDb, ov, J, rates):
+    """The general path's joint block J for a joint of type jt (not REVOLUTE, whose drivers run
+    fused): its pose in rows J_X.. and, when ``rates``, its motions S q' and S q'' in rows
+    J_V.., J_A... One loop per joint type (the type a constant in it, so that it vectorises)."""
+    if jt == PRISMATIC:
+        joint_lanes_of(np.int64(PRISMATIC), C, a, Qb, oq, QDb, QDDb, ov, J, rates)
+    elif jt == SPHERICAL:
+        joint_lanes_of(np.int64(SPHERICAL), C, a, Qb, oq, QDb, QDDb, ov, J, rates)
+    elif jt == FREE:
+        joint_lanes_of(np.int64(FREE), C, a, Qb, oq, QDb, QDDb, ov, J, rates)
+    else:
+        joint_lanes_of(np.int64(FIXED), C, a, Qb, oq, QDb, QDDb, ov, J, rates)

@@ -3,7 +3,7 @@
 The bias ``C q' + g - sum J^T F_ext`` is the RNEA with ``q'' = 0`` (:mod:`.rnea`), ``M`` the CRBA
 (:mod:`.crba`), the solve a Cholesky factorisation (``M`` is symmetric positive definite unless
 a moving body is massless; such rows come back as nan). The block solve runs the factorisation of
-``BS`` matrices at once, configuration index innermost.
+``BS`` matrices at once, lane innermost, in the same block as the RNEA and the CRBA.
 """
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import math
 import numpy as np
 
 from ._jit import entry, jit
-from .blocks import NP, NT, row, transpose_rows
-from .crba import crba_block, crba_row, mat
+from .blocks import row, transpose_rows
+from .crba import crba_block, crba_row, crba_scratch, mat
 from .joints import joint_constants, joint_pose, joint_values
-from .layout import BS, FEXT, NW, RO2, TREE
+from .layout import BS, FEXT, RO2, TREE
 from .tree import U, body, frow, scratch_matrices, sizes
-from .rnea import rnea_block, rnea_row
+from .rnea import block_scratch, rnea_block, rnea_row
 
 
 @jit
@@ -61,12 +61,16 @@ def cholesky_solve(M, b, L):
 
 @jit
 def cholesky_solve_block(M, x, n, nb, ok):
-    """Solve M_b x_b = x_b in place for the nb configurations of a flat block (M entry (i, j) at
-    ``(i * n + j) * BS + b``, x entry i at ``i * BS + b``), overwriting M's lower triangle with
-    the factor (its diagonal with the reciprocals); ok[b] = False where M_b is not positive
-    definite."""
-    for b in range(nb):
-        ok[b] = True
+    """Solve M_b x_b = x_b in place for the lanes of a flat block: M's upper triangle (entry
+    (i, j) at ``(i * n + j) * BS + b``, :func:`.crba.crba_block`) factored as L L^T into M's
+    lower triangle and diagonal (the diagonal holding the reciprocals 1/L_jj; the upper
+    triangle, which the CRBA of the next block overwrites, is left as it is), x entry i at
+    ``i * BS + b``; ok[b] = 0 where M_b is not positive definite; the first nb lanes only.
+    The trip count nb is known at run time only: with the constant BS, LLVM unrolls each
+    loop over the lanes and the solve measured 2x slower (nv = 34). In place, the inner sums
+    along rows of L."""
+    for i in range(nb):
+        ok[i] = 1.0
     for j in range(n):
         ojj = mat(n, j, j)
         for k in range(j):
@@ -77,24 +81,25 @@ def cholesky_solve_block(M, x, n, nb, ok):
         for i in range(nb):
             b = U(i)
             s = M[ojj + b]
-            ok[i] = ok[i] and s > 0.0
-            M[ojj + b] = 1.0 / math.sqrt(s if s > 0.0 else 1.0)
+            good = s > 0.0
+            ok[i] = ok[i] if good else 0.0
+            M[ojj + b] = 1.0 / math.sqrt(s if good else 1.0)
         for r in range(j + 1, n):
-            orj = mat(n, r, j)
+            orj, ojr = mat(n, r, j), mat(n, j, r)
+            for i in range(nb):
+                M[orj + U(i)] = M[ojr + U(i)]
             for k in range(j):
-                ork = mat(n, r, k)
-                ojk = mat(n, j, k)
+                ork, ojk = mat(n, r, k), mat(n, j, k)
                 for i in range(nb):
                     b = U(i)
                     M[orj + b] -= M[ork + b] * M[ojk + b]
             for i in range(nb):
                 b = U(i)
                 M[orj + b] *= M[ojj + b]
-    for r in range(n):
+    for r in range(n):                      # L y = x
         orr = row(r)
         for k in range(r):
-            ork = mat(n, r, k)
-            okk = row(k)
+            ork, okk = mat(n, r, k), row(k)
             for i in range(nb):
                 b = U(i)
                 x[orr + b] -= M[ork + b] * x[okk + b]
@@ -102,11 +107,10 @@ def cholesky_solve_block(M, x, n, nb, ok):
         for i in range(nb):
             b = U(i)
             x[orr + b] *= M[o + b]
-    for r in range(n - 1, -1, -1):
+    for r in range(n - 1, -1, -1):          # L^T z = y
         orr = row(r)
         for k in range(r + 1, n):
-            okr = mat(n, k, r)
-            okk = row(k)
+            okr, okk = mat(n, k, r), row(k)
             for i in range(nb):
                 b = U(i)
                 x[orr + b] -= M[okr + b] * x[okk + b]
@@ -138,29 +142,26 @@ def fd_row(P, q, qd, tau, gx, gy, gz, fext, has_fext, qdd):
 def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
     """Forward dynamics of tree T0 for rows start .. stop into qdd; rows whose M is singular
     come back nan. Releases the GIL."""
-    nv = TAU.shape[1]
-    W = np.empty(np.int64(T0[0]) * NW * BS)
-    P = np.empty(NP * BS)
-    T = np.zeros(NT * BS)
-    Mb = np.empty(nv * nv * BS)
-    x = np.empty(nv * BS)
-    ok = np.empty(BS, dtype=np.bool_)
-    Qb = np.zeros((Q.shape[1] + 7) * BS)
-    QDb = np.zeros((nv + 6) * BS)
+    nq, nv = Q.shape[1], TAU.shape[1]
+    W, SC, Tb, P, J, Qb, QDb, ZERO = block_scratch(T0, nq, nv)   # ZERO: q'' = 0 (never written)
+    _, _, Sb, Fb, Mb, _, _, _ = crba_scratch(T0, 0, nv)
+    x = np.empty((nv + 1) * BS)
+    ok = np.empty(BS)
     for b0 in range(start, stop, BS):
         nb = min(BS, stop - b0)
         transpose_rows(Q, b0, nb, Qb)
         transpose_rows(QD, b0, nb, QDb)
-        # bias C q' + g - J^T F_ext into qdd's rows, then x = tau - bias
-        rnea_block(T0, Qb, QDb, QDb, b0, nb, gx, gy, gz, FEXT, has_fext, qdd, W, P, T, 1)
-        crba_block(T0, Qb, nb, Mb, W, P, T)
-        for i in range(nv):
-            o = row(i)
-            for b in range(nb):
-                x[o + U(b)] = TAU[b0 + b, i] - qdd[b0 + b, i]
+        transpose_rows(TAU, b0, nb, x)
+        # bias C q' + g - J^T F_ext into Tb, then x = tau - bias
+        rnea_block(T0, Qb, QDb, ZERO, b0, nb, gx, gy, gz, FEXT, has_fext, W, SC, Tb, P, J)
+        for r in range(nv):
+            o = row(r)
+            for i in range(BS):
+                x[o + U(i)] -= Tb[o + U(i)]
+        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J)
         cholesky_solve_block(Mb, x, nv, nb, ok)
         for b in range(nb):
-            good = ok[b]
+            good = ok[b] > 0.0
             for i in range(nv):
                 good = good and math.isfinite(x[row(i) + U(b)])
             for i in range(nv):

@@ -13,6 +13,10 @@ FREE          7      6      R0 R(quat), p0 + R0 p       (0, e_i) then (e_i, 0): 
 FIXED         0      0      R0, p0                      -
 ============  =====  =====  ==========================  ===================================
 
+The pseudo type MOTION (:data:`.layout.MOTION`) takes its rates as the motion itself
+(``S r = r``): the block drivers' general path computes the pose and motion of the other joint
+types beforehand, one loop per type, and runs one step for all of them.
+
 Quaternions are (x, y, z, w) and need not be normalised (the rotation of q/|q| is used). The
 FREE joint's velocity is Pinocchio's free-flyer convention: the child's linear then angular
 velocity, both in the child frame; its joint force is the wrench [force; torque] on the child,
@@ -22,9 +26,9 @@ child frame. ``j`` holds, per type: revolute (sin q, 1 - cos q), prismatic (q), 
 from __future__ import annotations
 
 from ._jit import step
-from .layout import C_A, C_AX, C_B, C_D, C_P0, C_R0, FREE, PRISMATIC, REVOLUTE, SPHERICAL
+from .layout import C_A, C_AX, C_B, C_D, C_P0, C_R0, FREE, MOTION, PRISMATIC, REVOLUTE, SPHERICAL
 from .tree import U
-from .spatial import dot6, quat_rotation, rot_mul, rot_vec, sin_1mcos
+from .spatial import motion_cross, quat_rotation, rot_mul, rot_vec, sin_1mcos
 
 
 # ------------------------------------------------------------------ constants of one body (readers)
@@ -50,10 +54,10 @@ def joint_axis(F, o):
 
 @step
 def body_inertia(F, o):
-    """The 13 entries at offset o as an inertia (m, h, Io): a body's (o = its fdata row + C_M)
-    or a composite inertia in a work array."""
+    """The 10 numbers at offset o as an inertia (m, h, Io) (:mod:`.spatial`): a body's (o = its
+    fdata row + C_M) or a composite inertia in a work array."""
     return (F[o], F[o + U(1)], F[o + U(2)], F[o + U(3)], F[o + U(4)], F[o + U(5)], F[o + U(6)],
-            F[o + U(7)], F[o + U(8)], F[o + U(9)], F[o + U(10)], F[o + U(11)], F[o + U(12)])
+            F[o + U(7)], F[o + U(8)], F[o + U(9)])
 
 
 # ------------------------------------------------------------------ joint values and rates (readers)
@@ -123,6 +127,30 @@ def joint_motion(jt, a, r):
         return (r[0], r[1], r[2], 0.0, 0.0, 0.0)
     if jt == FREE:
         return (r[3], r[4], r[5], r[0], r[1], r[2])
+    if jt == MOTION:
+        return r
+    return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@step
+def joint_cross(jt, a, V, r):
+    """V x (S r): the cross product of a twist V with the joint's motion, without the products
+    by S's zero entries."""
+    w0, w1, w2, v0, v1, v2 = V
+    if jt == REVOLUTE or jt == SPHERICAL:
+        if jt == REVOLUTE:
+            x0, x1, x2 = a[0] * r[0], a[1] * r[0], a[2] * r[0]
+        else:
+            x0, x1, x2 = r[0], r[1], r[2]
+        return (w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0,
+                v1 * x2 - v2 * x1, v2 * x0 - v0 * x2, v0 * x1 - v1 * x0)
+    if jt == PRISMATIC:
+        x0, x1, x2 = a[0] * r[0], a[1] * r[0], a[2] * r[0]
+        return (0.0, 0.0, 0.0, w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0)
+    if jt == FREE:
+        return motion_cross(V, (r[3], r[4], r[5], r[0], r[1], r[2]))
+    if jt == MOTION:
+        return motion_cross(V, r)
     return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -142,10 +170,25 @@ def motion_subspace(jt, a, c):
 
 
 @step
+def pick3(c, x0, x1, x2):
+    """x_c for c in 0, 1, 2 (selects, no branch)."""
+    return x0 if c == 0 else (x1 if c == 1 else x2)
+
+
+@step
 def joint_force(jt, a, c, F):
-    """S_c^T F: generalised force c of the joint from the child's wrench F."""
-    return dot6(motion_subspace(jt, a, c), F)
+    """S_c^T F: generalised force c of the joint from the child's wrench F (S's zero entries
+    skipped)."""
+    if jt == REVOLUTE:
+        return a[0] * F[0] + a[1] * F[1] + a[2] * F[2]
+    if jt == PRISMATIC:
+        return a[0] * F[3] + a[1] * F[4] + a[2] * F[5]
+    if jt == SPHERICAL:
+        return pick3(c, F[0], F[1], F[2])
+    if jt == FREE:
+        return pick3(c, F[3], F[4], F[5]) if c < 3 else pick3(c - 3, F[0], F[1], F[2])
+    return 0.0
 
 
 __all__ = ["joint_constants", "joint_axis", "body_inertia", "joint_values", "joint_rates",
-           "joint_pose", "joint_motion", "joint_force", "motion_subspace"]
+           "joint_pose", "joint_motion", "joint_cross", "joint_force", "motion_subspace"]

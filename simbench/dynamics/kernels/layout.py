@@ -9,7 +9,8 @@ A kinematic tree enters the kernels as two arrays, one row per body, parents bef
 ``fdata`` (nb, NF) float64
     ``C_R0`` (9, row-major) and ``C_P0`` (3): the joint origin (pose of the joint frame in the
     parent body's frame at q = 0); ``C_AX`` (3): the joint axis; ``C_M``, ``C_H`` (3), ``C_IO``
-    (9): mass, first moment ``h = m c`` and rotational inertia about the body origin (body axes);
+    (6: xx, xy, xz, yy, yz, zz): mass, first moment ``h = m c`` and rotational inertia about the
+    body origin (body axes): the 10 numbers of an inertia (:mod:`.spatial`);
     ``C_A`` = R0 [a], ``C_B`` = R0 [a]^2, ``C_D`` = R0 a (precomputed joint motion); in row 0,
     ``C_G`` (3): the model's gravity, used by the single-call entry points.
 """
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 #: joint codes (the same numbers as :data:`simbench.model.FIXED` ...)
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FREE = 0, 1, 2, 3, 4
+#: a pseudo joint type for the block drivers' general path: the joint's pose and motions are
+#: given (computed beforehand by :func:`.blocks.joint_lanes`), the rates *are* the motion S q'
+MOTION = 5
 #: entries in q and in v of each joint code
 JOINT_NQ = (0, 1, 1, 4, 7)
 JOINT_NV = (0, 1, 1, 3, 6)
@@ -24,11 +28,12 @@ JOINT_NV = (0, 1, 1, 3, 6)
 I_PARENT, I_TYPE, I_Q, I_V = 0, 1, 2, 3
 
 C_R0, C_P0, C_AX, C_M, C_H, C_IO = 0, 9, 12, 15, 16, 19
-C_A, C_B, C_D, C_G = 28, 37, 46, 49
-NF = 52
+C_A, C_B, C_D, C_G = 25, 34, 43, 46
+NF = 49
 
 #: single-configuration work array (nb, NW): pose (R 9, t 3), twist, acceleration, force, world
-#: rotation (external wrenches only); the CRBA keeps a composite inertia (13) at W_CM instead
+#: rotation (external wrenches only); the CRBA keeps the pose in the root frame at W_R and a
+#: composite inertia (10 numbers) at W_CM
 W_R, W_T, W_V, W_A, W_F, W_RW = 0, 9, 12, 18, 24, 30
 W_CM = 12
 NW = 39
@@ -44,7 +49,7 @@ FEXT = "Array(float64, 3, 'C', readonly=True)"
 #: configurations per block in the batched kernels (the block index is the innermost loop)
 BS = 32
 
-__all__ = ["FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "JOINT_NQ", "JOINT_NV",
+__all__ = ["FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "MOTION", "JOINT_NQ", "JOINT_NV",
            "I_PARENT", "I_TYPE", "I_Q", "I_V", "C_R0", "C_P0", "C_AX", "C_M", "C_H", "C_IO",
            "C_A", "C_B", "C_D", "C_G", "NF", "W_R", "W_T", "W_V", "W_A", "W_F", "W_RW", "W_CM",
            "NW", "BS", "ARR1", "ARR2", "RO2", "TREE", "FEXT"]

@@ -12,33 +12,38 @@ The two passes are written once, on scalars, as Pinocchio names them:
 * :func:`rnea_backward_step` (children first): ``tau_k = S^T f_k``
   (:func:`~.joints.joint_force`), ``f_p += X^T f_k``.
 
-The drivers are loops over these steps: :func:`rnea_row` (one configuration), :func:`rnea_block` (``BS`` configurations at once, configuration index innermost) and
-:func:`rnea_span` (a range of rows block by block, without the GIL, run on threads by
-:mod:`.threads`).
+The drivers are loops over these steps: :func:`rnea_row` (one configuration), :func:`rnea_block`
+(``BS`` configurations at once: for each body one loop over the lanes that computes the joint's
+pose and runs the step; for revolute joints the joint model folds into that loop, the other
+types are computed beforehand by one loop per type) and :func:`rnea_span` (a range of rows
+block by block, without the GIL, run on threads by :mod:`.threads`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ._jit import entry, jit, step
-from .blocks import (NP, NT, T_A, T_V, add_into6, add_rows, at, copy_rows, gather_joint, ld6b, ld9b,
-                     ld_pose_b, load6, load_pose, row, st6b, store6, store_pose, transpose_rows)
-from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_motion,
-                     joint_pose, joint_rates, joint_values, motion_subspace)
-from .layout import BS, C_M, FEXT, FIXED, JOINT_NV, NW, RO2, TREE, W_A, W_F, W_R, W_RW, W_V
+from .blocks import (J_A, J_V, NJ, UBS, add_into6, add_rows, at, copy_rows, joint_lanes,
+                     lane_motion, lane_pose, ld6b, ld9b, ld_pose_b, load6, load_pose, row,
+                     sincos_lanes, st6b, st_pose_b, store6, store_pose, transpose_rows,
+                     untranspose_rows)
+from .joints import (body_inertia, joint_axis, joint_constants, joint_cross, joint_force,
+                     joint_motion, joint_pose, joint_rates, joint_values, motion_subspace)
+from .layout import (BS, C_M, FEXT, FIXED, JOINT_NV, MOTION, NW, REVOLUTE, RO2, TREE, W_A,
+                     W_F, W_R, W_RW, W_V)
 from .tree import U, body, frow, sizes, wrow
-from .spatial import add6, body_force, dot6, force_to_parent, motion_cross, motion_to_child, scale6, sub6
+from .spatial import add6, body_force, dot6, force_to_parent, motion_to_child, scale6, sub6
 
 
 # ------------------------------------------------------------------ the two steps
 @step
-def rnea_forward_step(X, Vp, Ap, vJ, aJ, I):
+def rnea_forward_step(jt, a, X, Vp, Ap, rv, ra, I):
     """Twist, acceleration and Newton-Euler force of a body from its parent's twist Vp and
-    acceleration Ap, its pose X in the parent, the joint's motion vJ = S q', aJ = S q'' (child
-    frame) and its inertia I."""
+    acceleration Ap, its pose X in the parent, its joint (type jt, axis a) moving at rates rv
+    and accelerating at ra (``vJ = S rv``, ``aJ = S ra``, child frame) and its inertia I."""
     Vx = motion_to_child(X, Vp)
-    V = add6(Vx, vJ)
-    A = add6(add6(motion_to_child(X, Ap), aJ), motion_cross(Vx, vJ))
+    V = add6(Vx, joint_motion(jt, a, rv))
+    A = add6(add6(motion_to_child(X, Ap), joint_motion(jt, a, ra)), joint_cross(jt, a, Vx, rv))
     return V, A, body_force(I, V, A)
 
 
@@ -91,9 +96,8 @@ def rnea_row(P, q, qd, qdd, acc, gx, gy, gz, fext, has_fext, tau):
         a = joint_axis(P, f)
         X = joint_pose(jt, joint_constants(P, f), joint_values(jt, q, iq))
         op = wrow(nb, p, 0)
-        V, A, F = rnea_forward_step(X, load6(P, op + U(W_V)), load6(P, op + U(W_A)),
-                                    joint_motion(jt, a, joint_rates(jt, qd, iv)),
-                                    joint_motion(jt, a, scale6(acc, joint_rates(jt, qdd, iv))),
+        V, A, F = rnea_forward_step(jt, a, X, load6(P, op + U(W_V)), load6(P, op + U(W_A)),
+                                    joint_rates(jt, qd, iv), scale6(acc, joint_rates(jt, qdd, iv)),
                                     body_inertia(P, f + U(C_M)))
         ok = wrow(nb, k, 0)
         if has_fext:
@@ -122,47 +126,85 @@ def rnea_row(P, q, qd, qdd, acc, gx, gy, gz, fext, has_fext, tau):
 
 
 # ------------------------------------------------------------------ a block of configurations
+@step
+def rnea_forward_lanes(jt, T0, k, p, iq, iv, Qb, SC, QDb, QDDb, J, W, P):
+    """The forward step of body k for the BS lanes of a block: joint pose, twist, acceleration
+    and force into W (pose at W_R, then W_V, W_A, W_F). ``jt`` REVOLUTE: the joint model inside
+    the loop (sin, 1 - cos from SC); MOTION: pose and motions from the joint block J
+    (:func:`.blocks.joint_lanes`). The parent's twist and acceleration are read from a copy in
+    P (W is then only written: LLVM vectorises the loop with few checks at run time)."""
+    f = frow(k)
+    C = joint_constants(T0, f)
+    a = joint_axis(T0, f)
+    I = body_inertia(T0, f + U(C_M))
+    ok = at(k, 0)
+    oq, ov = row(iq), row(iv)
+    copy_rows(W, at(p, W_V), P, 12)
+    for i in range(BS):
+        b = U(i)
+        X = lane_pose(jt, C, Qb, SC, oq, J, b)
+        V, A, F = rnea_forward_step(jt, a, X, ld6b(P, row(0), b), ld6b(P, row(6), b),
+                                    lane_motion(jt, QDb, ov, J, row(J_V), b),
+                                    lane_motion(jt, QDDb, ov, J, row(J_A), b), I)
+        st_pose_b(W, ok + U(W_R) * UBS, b, X)
+        st6b(W, ok + U(W_V) * UBS, b, V)
+        st6b(W, ok + U(W_A) * UBS, b, A)
+        st6b(W, ok + U(W_F) * UBS, b, F)
+
+
 @jit
-def rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T, rates):
-    """RNEA of tree T0 for rows b0 .. b0+nb of a batch into tau; Qb, QDb, QDDb: those rows of q,
-    q', q'' as flat blocks (:func:`.blocks.transpose_rows`). Scratch blocks (:mod:`.blocks`): W
-    (nbody * NW * BS), P (NP * BS), T (NT * BS). FEXT (1 or N, nbody, 6). ``rates`` 1: q'' = 0
-    (QDDb is not read), 2: QDDb."""
+def rnea_backward_lanes(T0, k, p, jt, iv, W, Tb, P):
+    """The backward step of body k for the BS lanes: its joint forces S_c^T F into the block Tb
+    (row per entry of v; S_c out of the loop, so that one loop serves every joint type), its
+    force in the parent frame into P, then added to the parent's (body 0's force is never
+    read)."""
+    a = joint_axis(T0, frow(k))
+    ok = at(k, 0)
+    for c in range(JOINT_NV[jt]):
+        S = motion_subspace(jt, a, c)
+        ot = row(iv + c)
+        for i in range(BS):
+            b = U(i)
+            Tb[ot + b] = dot6(S, ld6b(W, ok + U(W_F) * UBS, b))
+    for i in range(BS):
+        b = U(i)
+        st6b(P, row(0), b, rnea_backward_step(ld_pose_b(W, ok + U(W_R) * UBS, b),
+                                              ld6b(W, ok + U(W_F) * UBS, b)))
+    add_rows(P, W, at(p, W_F), 6)
+
+
+@jit
+def rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, W, SC, Tb, P, J):
+    """RNEA of tree T0 for the lanes of a block (rows b0 .. b0+nb of a batch) into the block Tb
+    (entry i of tau at row i); Qb, QDb, QDDb: q, q', q'' as flat blocks
+    (:func:`.blocks.transpose_rows`). Scratch blocks: W (nbody * NW * BS), SC (2 * BS), P
+    (12 * BS), J (NJ * BS).
+    FEXT (1 or N, nbody, 6): the batch's external wrenches, read when has_fext."""
     nbody, nq, nv = sizes(T0)
     nf = FEXT.shape[0]
-    for c in range(NW):
-        o = at(0, c)
-        for b in range(nb):
-            W[o + U(b)] = 0.0
-    for b in range(nb):
-        ub = U(b)
-        W[at(0, W_A + 3) + ub] = -gx
-        W[at(0, W_A + 4) + ub] = -gy
-        W[at(0, W_A + 5) + ub] = -gz
-        W[at(0, W_RW) + ub] = 1.0
-        W[at(0, W_RW + 4) + ub] = 1.0
-        W[at(0, W_RW + 8) + ub] = 1.0
-    # forward pass
+    for i in range(BS):
+        b = U(i)
+        st6b(W, at(0, W_V), b, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+        st6b(W, at(0, W_A), b, (0.0, 0.0, 0.0, -gx, -gy, -gz))
+    if has_fext:
+        for c in range(9):
+            for i in range(BS):
+                W[at(0, W_RW + c) + U(i)] = 1.0 if c % 4 == 0 else 0.0
+    # forward pass: revolute joints fused, the others through the joint block J
     for k in range(1, nbody):
         p, jt, iq, iv = body(T0, nbody, k)
-        f = frow(k)
-        I = body_inertia(T0, f + U(C_M))
-        ok = at(k, 0)
-        gather_joint(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, iq, QDb, QDDb, iv, nb, W,
-                     ok + U(W_R * BS), T, rates)
-        copy_rows(W, at(p, W_V), P, row(0), 12)       # the parent's twist and acceleration
-        for i in range(nb):
-            b = U(i)
-            V, A, F = rnea_forward_step(ld_pose_b(W, ok + U(W_R * BS), b), ld6b(P, row(0), b),
-                                        ld6b(P, row(6), b), ld6b(T, row(T_V), b),
-                                        ld6b(T, row(T_A), b), I)
-            st6b(W, ok + U(W_V * BS), b, V)
-            st6b(W, ok + U(W_A * BS), b, A)
-            st6b(W, ok + U(W_F * BS), b, F)
+        if jt == REVOLUTE:
+            sincos_lanes(Qb, row(iq), SC)
+            rnea_forward_lanes(REVOLUTE, T0, k, p, iq, iv, Qb, SC, QDb, QDDb, J, W, P)
+        else:
+            f = frow(k)
+            joint_lanes(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, row(iq), QDb, QDDb,
+                        row(iv), J, True)
+            rnea_forward_lanes(MOTION, T0, k, p, iq, iv, Qb, SC, QDb, QDDb, J, W, P)
         if has_fext:
-            for i in range(nb):
+            for i in range(BS):
                 b = U(i)
-                fb = b0 + i if nf > 1 else 0
+                fb = b0 + min(i, nb - 1) if nf > 1 else 0
                 Rw = world_rotation(ld9b(W, at(p, W_RW), b), ld9b(W, at(k, W_R), b))
                 for j in range(9):
                     W[at(k, W_RW + j) + b] = Rw[j]
@@ -172,17 +214,16 @@ def rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P,
     # backward pass
     for k in range(nbody - 1, 0, -1):
         p, jt, iq, iv = body(T0, nbody, k)
-        a = joint_axis(T0, frow(k))
-        of = at(k, W_F)
-        for c in range(JOINT_NV[jt]):
-            S = motion_subspace(jt, a, c)          # joint_force, with S_c out of the loop
-            for i in range(nb):
-                tau[b0 + i, iv + c] = dot6(S, ld6b(W, of, U(i)))
-        if p > 0:
-            for i in range(nb):
-                b = U(i)
-                st6b(P, row(0), b, rnea_backward_step(ld_pose_b(W, at(k, W_R), b), ld6b(W, of, b)))
-            add_rows(P, row(0), W, at(p, W_F), 6)
+        rnea_backward_lanes(T0, k, p, jt, iv, W, Tb, P)
+
+
+@jit
+def block_scratch(T0, nq, nv):
+    """(W, SC, Tb, P, J, Qb, QDb, QDDb): the scratch blocks of :func:`rnea_block`, allocated
+    once per span."""
+    return (np.empty(np.int64(T0[0]) * NW * BS), np.empty(2 * BS), np.empty((nv + 1) * BS),
+            np.empty(12 * BS), np.empty(NJ * BS), np.empty((nq + 1) * BS),
+            np.empty((nv + 1) * BS), np.zeros((nv + 1) * BS))
 
 
 @entry(f"void({TREE}, {RO2}, {RO2}, {RO2}, float64, float64, float64, {FEXT}, boolean, "
@@ -190,16 +231,12 @@ def rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P,
 def rnea_span(T0, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, tau, start, stop):
     """RNEA of tree T0 over rows start .. stop of Q (N, nq), QD, QDD (N, nv) into tau, block by
     block; releases the GIL (:mod:`.threads` runs spans in parallel)."""
-    nq, nv = Q.shape[1], QD.shape[1]
-    W = np.empty(np.int64(T0[0]) * NW * BS)
-    P = np.empty(NP * BS)
-    T = np.zeros(NT * BS)
-    Qb = np.zeros((nq + 7) * BS)
-    QDb = np.zeros((nv + 6) * BS)
-    QDDb = np.zeros((nv + 6) * BS)
+    nv = QD.shape[1]
+    W, SC, Tb, P, J, Qb, QDb, QDDb = block_scratch(T0, Q.shape[1], nv)
     for b0 in range(start, stop, BS):
         nb = min(BS, stop - b0)
         transpose_rows(Q, b0, nb, Qb)
         transpose_rows(QD, b0, nb, QDb)
         transpose_rows(QDD, b0, nb, QDDb)
-        rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, tau, W, P, T, 2)
+        rnea_block(T0, Qb, QDb, QDDb, b0, nb, gx, gy, gz, FEXT, has_fext, W, SC, Tb, P, J)
+        untranspose_rows(Tb, nv, b0, nb, tau)

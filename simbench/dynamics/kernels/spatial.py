@@ -4,8 +4,8 @@ reference-count, so a driver pays only for the arithmetic).
 Conventions (Featherstone, *Rigid Body Dynamics Algorithms*, in the [angular; linear] order of
 the "AI Robotics" lecture slides, *Dynamics*): a twist ``V = (w, v)``, a wrench ``F = (m, f)``,
 both in a body's frame. ``X = (R (9, row-major), t (3))`` is the pose of a child body in its
-parent's frame. An inertia is ``I = (m, h (3), Io (9))`` with ``h = m c`` and ``Io`` about the
-body origin.
+parent's frame. An inertia is the 10 numbers ``I = (m, h (3), Io (6: xx, xy, xz, yy, yz, zz))``
+with ``h = m c`` and ``Io`` (symmetric) about the body origin.
 
 * motion to the child: ``w_c = R^T w_p``, ``v_c = R^T (v_p + w_p x t)``;
 * force to the parent: ``f_p = R f_c``, ``m_p = R m_c + t x (R f_c)``;
@@ -107,6 +107,29 @@ def motion_to_child(X, V):
 
 
 @step
+def motion_to_parent(X, V):
+    """Child twist V = (w, v) in the parent frame: (R w, R v + t x (R w))."""
+    R0, R1, R2, R3, R4, R5, R6, R7, R8, tx, ty, tz = X
+    w0, w1, w2, v0, v1, v2 = V
+    a0 = R0 * w0 + R1 * w1 + R2 * w2
+    a1 = R3 * w0 + R4 * w1 + R5 * w2
+    a2 = R6 * w0 + R7 * w1 + R8 * w2
+    return (a0, a1, a2, R0 * v0 + R1 * v1 + R2 * v2 + (ty * a2 - tz * a1),
+            R3 * v0 + R4 * v1 + R5 * v2 + (tz * a0 - tx * a2),
+            R6 * v0 + R7 * v1 + R8 * v2 + (tx * a1 - ty * a0))
+
+
+@step
+def pose_mul(Xp, X):
+    """The pose X (in the parent frame) in the frame where the parent's pose is Xp:
+    (Rp R, tp + Rp t)."""
+    R = rot_mul(Xp[:9], X[:9])
+    t = rot_vec(Xp[:9], X[9], X[10], X[11])
+    return (R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8],
+            Xp[9] + t[0], Xp[10] + t[1], Xp[11] + t[2])
+
+
+@step
 def force_to_parent(X, F):
     """Child wrench F = (m, f) in the parent frame: (R m + t x (R f), R f)."""
     R0, R1, R2, R3, R4, R5, R6, R7, R8, tx, ty, tz = X
@@ -153,11 +176,11 @@ def dot6(A, B):
 @step
 def inertia_times(I, V):
     """Spatial inertia about the body origin times V = (w, u): (Io w + h x u, m u - h x w)."""
-    m, hx, hy, hz, i0, i1, i2, i3, i4, i5, i6, i7, i8 = I
+    m, hx, hy, hz, ixx, ixy, ixz, iyy, iyz, izz = I
     w0, w1, w2, u0, u1, u2 = V
-    return (i0 * w0 + i1 * w1 + i2 * w2 + (hy * u2 - hz * u1),
-            i3 * w0 + i4 * w1 + i5 * w2 + (hz * u0 - hx * u2),
-            i6 * w0 + i7 * w1 + i8 * w2 + (hx * u1 - hy * u0),
+    return (ixx * w0 + ixy * w1 + ixz * w2 + (hy * u2 - hz * u1),
+            ixy * w0 + iyy * w1 + iyz * w2 + (hz * u0 - hx * u2),
+            ixz * w0 + iyz * w1 + izz * w2 + (hx * u1 - hy * u0),
             m * u0 - (hy * w2 - hz * w1), m * u1 - (hz * w0 - hx * w2), m * u2 - (hx * w1 - hy * w0))
 
 
@@ -176,10 +199,9 @@ def body_force(I, V, A):
 @step
 def inertia_to_parent(X, I):
     """Inertia I = (m, h, Io) of a child (about its origin, its axes) about the parent's origin,
-    parent axes: (m, h' + m t, R Io R^T - [t][h'] - [h'][t] - m [t]^2) with h' = R h.
-    Io is taken as symmetric (its upper triangle is read)."""
+    parent axes: (m, h' + m t, R Io R^T - [t][h'] - [h'][t] - m [t]^2) with h' = R h."""
     R0, R1, R2, R3, R4, R5, R6, R7, R8, tx, ty, tz = X
-    m, c0, c1, c2, I0, I1, I2, _, I4, I5, _, _, I8 = I
+    m, c0, c1, c2, I0, I1, I2, I4, I5, I8 = I
     h0 = R0 * c0 + R1 * c1 + R2 * c2
     h1 = R3 * c0 + R4 * c1 + R5 * c2
     h2 = R6 * c0 + R7 * c1 + R8 * c2
@@ -199,10 +221,10 @@ def inertia_to_parent(X, I):
     X12 = A3 * R6 + A4 * R7 + A5 * R8
     X22 = A6 * R6 + A7 * R7 + A8 * R8
     d = 2.0 * (tx * h0 + ty * h1 + tz * h2) + m * (tx * tx + ty * ty + tz * tz)
-    o01 = X01 - tx * h1 - h0 * ty - m * tx * ty
-    o02 = X02 - tx * h2 - h0 * tz - m * tx * tz
-    o12 = X12 - ty * h2 - h1 * tz - m * ty * tz
     return (m, h0 + m * tx, h1 + m * ty, h2 + m * tz,
-            X00 - 2.0 * tx * h0 - m * tx * tx + d, o01, o02,
-            o01, X11 - 2.0 * ty * h1 - m * ty * ty + d, o12,
-            o02, o12, X22 - 2.0 * tz * h2 - m * tz * tz + d)
+            X00 - 2.0 * tx * h0 - m * tx * tx + d,
+            X01 - tx * h1 - h0 * ty - m * tx * ty,
+            X02 - tx * h2 - h0 * tz - m * tx * tz,
+            X11 - 2.0 * ty * h1 - m * ty * ty + d,
+            X12 - ty * h2 - h1 * tz - m * ty * tz,
+            X22 - 2.0 * tz * h2 - m * tz * tz + d)
