@@ -45,7 +45,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import SimbenchError
+from .errors import RecordingError, SimbenchError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -178,6 +178,8 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     if record is not None:  # before any work: a bad path is a one-line usage error
         check_format(record)
         check_size(size)
+        if not (np.isfinite(fps) and fps > 0):
+            raise RecordingError(f"fps = {fps!r}; expected a positive number of frames per second")
         writable_file(record, "recording")
     if screenshot is not None:
         writable_file(screenshot, "screenshot")
