@@ -438,7 +438,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                         f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r})")
+                         f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r}); expected finite numbers")
     return arr
 
 
