@@ -140,7 +140,11 @@ def load_script(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise SimbenchError(f"script not found: {str(path)!r}")
-    return runpy.run_path(str(path), run_name="__simbench_script__")
+    try:
+        return runpy.run_path(str(path), run_name="__simbench_script__")
+    except SyntaxError as exc:  # the file is not a script yet: one line naming where
+        raise SimbenchError(f"{str(path)!r} line {exc.lineno}: {exc.msg}; expected a Python script "
+                            f"that defines main(sim)") from None
 
 
 def _scene_from(value: Any, base: Path):
