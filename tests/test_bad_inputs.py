@@ -342,7 +342,7 @@ CASES = [
     C("check-corpus-unknown", cli("check", "--corpus", "pybulet_data"), {}, "'pybulet_data'", "choose from 'pybullet_data'"),
     C("view-scene-q-unknown-joint", cli("view", "--direct", "two.toml", "--q", "jj=1", "--out", "v.png"), {}, "'jj'", "did you mean 'j'?"),
     C("view-scene-joint-unknown", cli("view", "--direct", "scene.toml", "--out", "v.png"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
-    C("run-scene-joint-unknown", SCENE, {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?",
+    C("run-scene-joint-unknown", cli(*SCENE[0]), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?",
       xfail="without DISPLAY the default run logs 'no display found ... running headless' before the scene loads: two stderr lines (simbench/bullet/display.py + simbench/sim, decide the log level)"),
     # ---- user functions: check judges them (ERROR or FAIL, exit status 1, reports written)
     C("check-function-raises", dyncheck("userdyn:raises"), {}, "raised RuntimeError: boom", "(at userdyn.py:", status=1),
@@ -438,6 +438,14 @@ def _signal_when_ready(proc, folder, signum, ready):
 def test_the_table_is_large_and_its_ids_unique():
     assert len(CASES) >= 100 and len({c.id for c in CASES}) == len(CASES)
     assert all(c.route[0] or c.route[1] for c in CASES)
+
+
+def test_readme_lists_the_exit_statuses_the_table_asserts():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("### Errors and exit statuses", 1)[1].split("\n#", 1)[0]
+    statuses = {0} | {c.status for c in CASES}
+    assert statuses == {0, 1, 2, 130, 143}
+    assert all(f"| **{s}** |" in section for s in statuses), section
 
 
 @pytest.mark.parametrize("case", _params([c for c in CASES if c.route[0]]))
