@@ -1,16 +1,19 @@
 """simbench: URDF robots in PyBullet, named-link collision queries, dynamics checked against PyBullet.
 
 Exit status: 0 ok, 1 check failed or script error (or a bug: rerun with -v for the traceback),
-2 usage error (one line on stderr naming the bad value), 130 interrupted.
+2 usage error (one line on stderr naming the bad value), 130 interrupted (143 after SIGTERM).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from . import log
@@ -130,9 +133,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command
-    with log.configured(command, args.log_verbosity):
+    with log.configured(command, args.log_verbosity), _sigterm_interrupts() as terminated:
         try:
-            return _run(args)
+            code = _run(args)
+            return 143 if terminated and code == 130 else code
         except SimbenchError as exc:
             _say(command, exc)
             return 2
@@ -140,14 +144,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.close()
             return 0
         except KeyboardInterrupt:
-            print(log.line(command, "interrupted"), file=sys.stderr)
-            return 130
+            print(log.line(command, "terminated (SIGTERM)" if terminated else "interrupted"), file=sys.stderr)
+            return 143 if terminated else 130
         except Exception as exc:  # a bug (or an error we do not know yet): one line, -v for more
             if args.log_verbosity >= log.VERBOSE:
                 traceback.print_exc()
             hint = "" if args.log_verbosity >= log.VERBOSE else "; rerun with -v for the traceback"
             _say(command, f"unexpected {type(exc).__name__}: {exc}{hint}")
             return 1
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[list[int]]:
+    """SIGTERM raises ``KeyboardInterrupt`` as Ctrl-C does, so that a command stops its workers
+    and writes its reports; the list it yields is non-empty after SIGTERM (exit status 143).
+    ``run``, ``demo`` and ``view`` install their own handlers while they run."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        got.append(signum)
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _run(args: argparse.Namespace) -> int:

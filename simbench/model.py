@@ -426,6 +426,8 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
                              f"{list(model.joint_names)}")
         value = [value[n] for n in model.joint_names]
     try:
+        if np.iscomplexobj(value):  # numpy would drop the imaginary parts with a warning
+            raise TypeError("complex values; expected real numbers")
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ShapeError(f"{name} must be numbers, got {value!r} ({exc})") from None
@@ -436,7 +438,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                         f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r})")
+                         f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r}); expected finite numbers")
     return arr
 
 

@@ -45,7 +45,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import SimbenchError
+from .errors import RecordingError, SimbenchError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -140,7 +140,11 @@ def load_script(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise SimbenchError(f"script not found: {str(path)!r}")
-    return runpy.run_path(str(path), run_name="__simbench_script__")
+    try:
+        return runpy.run_path(str(path), run_name="__simbench_script__")
+    except SyntaxError as exc:  # the file is not a script yet: one line naming where
+        raise SimbenchError(f"{str(path)!r} line {exc.lineno}: {exc.msg}; expected a Python script "
+                            f"that defines main(sim)") from None
 
 
 def _scene_from(value: Any, base: Path):
@@ -178,6 +182,8 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     if record is not None:  # before any work: a bad path is a one-line usage error
         check_format(record)
         check_size(size)
+        if not (np.isfinite(fps) and fps > 0):
+            raise RecordingError(f"fps = {fps!r}; expected a positive number of frames per second")
         writable_file(record, "recording")
     if screenshot is not None:
         writable_file(screenshot, "screenshot")

@@ -124,6 +124,8 @@ def run_cli(args: argparse.Namespace) -> int:
                       "or --corpus pybullet_data")
     if args.samples < 1:
         return _usage(f"--samples {args.samples}: expected a positive integer")
+    if args.seed < 0:
+        return _usage(f"--seed {args.seed}: expected an integer >= 0")
     if not (args.tol > 0 and math.isfinite(args.tol)):
         return _usage(f"--tol {args.tol}: expected a positive number")
     if not (args.timeout > 0):

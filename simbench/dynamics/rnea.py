@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model import RobotModel
 from . import kernels as K
+from .forward import Overflow
 from .inputs import F4, F8, ND, SERIAL_ROWS, as_float3, general_args, joint_losses
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
@@ -78,6 +79,10 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
         E.id_rows(tree.packed, Q, QD, QDD, *g, F, has, tau)
     else:
         K.run_spans(K.rnea_span, Q.shape[0], tree.packed, Q, QD, QDD, *g, F, has, tau)
+    if not np.isfinite(tau).all():  # the inputs were checked finite: an overflow
+        raise Overflow(f"{model.name}: inverse dynamics overflowed (non-finite torques) from finite inputs, "
+                       f"max |qd| = {np.abs(QD).max(initial=0):.3g}, max |qdd| = {np.abs(QDD).max(initial=0):.3g}; "
+                       f"expected velocities and accelerations small enough for float64")
     tau = tau.reshape(batch + (d.nv,))
     if damping or friction:
         tau += joint_losses(d, QD.reshape(batch + (d.nv,)), damping, friction)

@@ -77,11 +77,20 @@ class SweepResult:
         return totals(self.manifest)
 
 
+#: more chunk files than this in one folder is a mistake
+MAX_CHUNKS = 1_000_000
+
+
 def prepare(kind: str, targets: Sequence[str], **options: Any) -> JobSpec:
     """The job spec of a sweep (input files hashed, names resolved; nothing computed yet)."""
     module = job_module(kind)
     options = {k: v for k, v in options.items() if v is not None}
-    return module.prepare(list(targets), **options)
+    spec = module.prepare(list(targets), **options)
+    chunks = -(-spec.samples // spec.chunk_size)
+    if chunks > MAX_CHUNKS:  # the chunk list alone would never be built
+        raise SimbenchError(f"samples = {spec.samples:.3g} in chunks of {spec.chunk_size} rows is {chunks:.3g} chunk "
+                            f"files; expected at most {MAX_CHUNKS:,} chunks (fewer --samples or a larger --chunk-size)")
+    return spec
 
 
 def default_workers() -> int:

@@ -70,9 +70,7 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
         if arr.ndim != 2 or arr.shape[1] != len(names) or arr.dtype.kind not in "fi":
             raise ShapeError(f"configuration file {str(path)!r} holds a {arr.dtype} array of shape {arr.shape}; "
                              f"expected (N, {len(names)}) numbers with joints in order {list(names)}")
-        if check_only:
-            return np.empty((arr.shape[0], 0))
-        out = np.array(arr[start:stop], dtype=float)
+        out = arr if check_only else np.array(arr[start:stop], dtype=float)  # check_only: every row
     elif path.suffix == ".parquet":
         from .output import require_pyarrow
 
@@ -100,8 +98,8 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
     if not np.isfinite(out).all():
         bad = np.argwhere(~np.isfinite(out))[0]
         raise ShapeError(f"configuration file {str(path)!r} holds a non-finite value at row {start + bad[0]}, "
-                         f"joint {names[bad[1]]!r}")
-    return out
+                         f"joint {names[bad[1]]!r}; expected finite joint values")
+    return np.empty((out.shape[0], 0)) if check_only else out
 
 
 def sha256_file(path: str | os.PathLike) -> str:
