@@ -128,12 +128,12 @@ def test_probe_against_fake_x_servers():
 
 
 def test_gui_choice_logs_one_line(monkeypatch, caplog):
-    caplog.set_level("INFO", logger="simbench")
+    caplog.set_level("DEBUG", logger="simbench")
     monkeypatch.delenv("DISPLAY", raising=False)
     assert choose_gui(False) is False and not caplog.records          # asked for headless: no probe
-    assert choose_gui(None) is False
+    assert choose_gui(None) is False   # no display, none asked for: a debug line (shown with -v)
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
-        ("INFO", "no display found (DISPLAY is not set); running headless (DIRECT)")]
+        ("DEBUG", "no display found (DISPLAY is not set); running headless (DIRECT)")]
     caplog.clear()
     monkeypatch.setenv("DISPLAY", STALE)
     assert choose_gui(None) is False and choose_gui(True) is False

@@ -388,7 +388,11 @@ class Simulation:
                    pitch: float | None = None) -> None:
         """Orbit camera used for headless frames and, in the GUI, for the window's view."""
         if target is not None:
-            t = np.asarray(target, dtype=float)
+            try:
+                t = np.asarray(target, dtype=float)
+            except (TypeError, ValueError):
+                raise ShapeError(f"camera target = {target!r}; expected (3,) finite metres, "
+                                 "a point [x, y, z]") from None
             if t.shape != (3,) or not np.all(np.isfinite(t)):
                 raise ShapeError(f"camera target has shape {t.shape}; expected (3,) finite metres")
             self.camera["target"] = tuple(t.tolist())

@@ -6,7 +6,7 @@ compiled signature. Every entry writes into ``out`` (allocated by the caller: ch
 returning a new array) and returns a status instead of raising:
 
 * ``OK`` (0); ``BAD_SHAPE`` (1): a length differs from nq / nv; ``NOT_FINITE`` (2): an input
-  holds nan or inf. The Python caller then raises the clear error (:mod:`..inputs`).
+  holds nan or inf (or, for the inverse dynamics, the torques of finite inputs overflowed). The Python caller then raises the clear error (:mod:`..inputs`).
 
 Every entry takes a tree as one flat array (:mod:`.tree`). ``*_fast`` use the model's gravity
 and no external wrench; the ``*_rows`` entries take gravity and external wrenches (``fext``
@@ -80,6 +80,8 @@ def id_one(P, q, qd, qdd, out):
     if st == OK and out.shape[0] == nv:
         g = frow(0) + U(C_G)
         rnea_row(P, q, qd, qdd, 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
+        if not finite(out):   # finite inputs, overflowing torques: the caller explains
+            st = NOT_FINITE
     return st
 
 
@@ -104,6 +106,8 @@ def id_fast_rows(P, Q, QD, QDD, out):
         for r in range(Q.shape[0]):
             rnea_row(P, Q[r], QD[r], QDD[r], 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False,
                      out[r])
+        if not finite_rows(out):
+            st = NOT_FINITE
     return st
 
 
