@@ -68,9 +68,14 @@ def test_clean_twin_passes_with_pinocchio_as_third_voice():
     assert r.pinocchio["available"] and cc.Errors(**r.pinocchio["vs_pybullet"]).within(1e-12)
 
 
-def test_spherical_defect_is_skipped_with_a_reason():
-    r = cc.compare(DEFECTS / "spherical_joint.urdf", samples=3)
-    assert r.verdict == cc.SKIPPED and "spherical" in r.reason and "joint2" in r.reason
+def test_spherical_defect_is_compared():
+    # joint2 sits on joint1's axis: PyBullet's pivot defect (the joint at link1's origin) moves it
+    # along that axis, which changes nothing on a fixed base; a floating base shows it
+    r = cc.compare(DEFECTS / "spherical_joint.urdf", samples=8)
+    assert r.verdict == cc.PASS, r.line()
+    r = cc.compare(DEFECTS / "spherical_joint.urdf", samples=8, floating=True)
+    assert r.verdict == cc.EXPLAINED and [(c.kind, c.links) for c in r.causes] == [
+        ("spherical_pivot_at_parent", ["joint2"])], r.line()
 
 
 # The causes themselves, confirmed with Pinocchio's own parser and PyBullet called directly.

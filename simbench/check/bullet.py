@@ -5,6 +5,17 @@ How a body is loaded (:class:`BulletLoad`) is separate from how PyBullet's input
 map to ours (:class:`FixedBaseConvention`), so that the floating-base convention (PyBullet's
 base quaternion order, world-frame base velocities, ``flags``) plugs in as another convention.
 
+Spherical joints: PyBullet's ``calculateInverseDynamics`` and ``calculateMassMatrix`` take 3
+position numbers per spherical joint, roll, pitch and yaw (``getEulerFromQuaternion``:
+R = Rz(yaw) Ry(pitch) Rx(roll)), and everything about the joint is in PyBullet's frame of the
+child link, its *inertial* frame (axes ``R_in``, ``getDynamicsInfo``'s local inertial
+orientation): the rotation is ``R_in^T R_joint R_in``, velocities and accelerations are the
+child's angular velocity relative to the parent and its derivative in inertial axes, the output
+is the joint moment in inertial axes. :meth:`BulletRobot.inverse_dynamics` / ``mass_matrix``
+map ours to that and back. Measured on pybullet_data's humanoid and spherical_joint_limit and on
+simbench's ``urdf/defects/spherical_joint.urdf`` (rotated inertial frame) to 4e-14, with the
+pivot defect of :mod:`simbench.check.causes` applied.
+
 Facts measured about PyBullet that this module relies on: a URDF path is cached per
 connection even after the file changes (so every robot gets a fresh client); gravity is 0 until
 ``setGravity``; PyBullet prints its reasons for refusing a model on the C-level stdout/stderr
@@ -104,6 +115,27 @@ class BulletLoad:
         return np.array(p.getMatrixFromQuaternion(list(self.base_orientation))).reshape(3, 3)
 
 
+def rotation_from_quaternion(quat: np.ndarray) -> np.ndarray:
+    """(..., 4) unit quaternions x y z w -> (..., 3, 3) rotation matrices."""
+    x, y, z, w = np.moveaxis(np.asarray(quat, float), -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def rpy_from_rotation(R: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) -> (..., 3) roll, pitch, yaw with R = Rz(yaw) Ry(pitch) Rx(roll), the branch
+    ``p.getEulerFromQuaternion`` picks (pitch in [-pi/2, pi/2])."""
+    R = np.asarray(R, float)
+    return np.stack([np.arctan2(R[..., 2, 1], R[..., 2, 2]), np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0)),
+                     np.arctan2(R[..., 1, 0], R[..., 0, 0])], -1)
+
+
+def rpy_from_quaternion(quat: np.ndarray) -> np.ndarray:
+    """(..., 4) unit quaternions x y z w -> (..., 3) roll, pitch, yaw as ``p.getEulerFromQuaternion``."""
+    return rpy_from_rotation(rotation_from_quaternion(quat))
+
+
 class Convention(Protocol):
     """Maps our (q, qd, qdd) and results to a PyBullet body's calls (one per plug-in)."""
 
@@ -155,6 +187,12 @@ class BulletRobot:
                 raise BulletRefused(f"PyBullet cannot load {str(load.path)!r}: {why or failed}")
             self.joints = joint_infos(self.body, self.client)
             self.joint_names = [j.name for j in self.joints if j.type != p.JOINT_FIXED]
+            # each spherical joint: PyBullet's q and u index of it in the joint part of our q and v
+            # (its state holds 7 and 6 base entries first, then the joints in our order) and the
+            # child's inertial axes R_in, the frame PyBullet's spherical coordinates live in
+            self.spherical = [(j.q_index - 7, j.u_index - 6, np.array(p.getMatrixFromQuaternion(
+                dynamics_info(self.body, j.index, self.client).local_inertial_orientation)).reshape(3, 3))
+                for j in self.joints if j.type == p.JOINT_SPHERICAL]
         except BaseException:
             self.close()
             raise
@@ -182,14 +220,47 @@ class BulletRobot:
         why = pybullet_reason(log)
         raise BulletRefused(f"PyBullet's {what} refuses this model: {failed}" + (f" ({why})" if why else ""))
 
+    def positions(self, q: np.ndarray) -> np.ndarray:
+        """Our q (N, nq) -> the positions PyBullet's dynamics calls take: every spherical joint's
+        quaternion (rotation R) replaced by the roll, pitch, yaw of ``R_in^T R R_in``."""
+        q = np.atleast_2d(np.asarray(q, float))
+        if not self.spherical:
+            return q
+        base = 0 if self.load.fixed_base else 7
+        parts, at = [], 0
+        for s, _, R_in in self.spherical:
+            R = rotation_from_quaternion(q[:, base + s:base + s + 4])
+            parts += [q[:, at:base + s], rpy_from_rotation(R_in.T @ R @ R_in)]
+            at = base + s + 4
+        return np.concatenate(parts + [q[:, at:]], axis=1)
+
+    def _rates(self, x: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """Our v-shaped (N, nv) -> PyBullet's (each spherical block in its inertial axes: R_in^T x);
+        ``inverse``: PyBullet's back to ours (R_in x)."""
+        x = np.array(np.atleast_2d(np.asarray(x, float)))
+        base = 0 if self.load.fixed_base else 6
+        for _, u, R_in in self.spherical:
+            blk = x[:, base + u:base + u + 3]
+            x[:, base + u:base + u + 3] = blk @ R_in.T if inverse else blk @ R_in
+        return x
+
     def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-        """``calculateInverseDynamics`` per row of (N, dof) arrays, in our convention."""
-        return self._call("calculateInverseDynamics",
-                          lambda: self.convention.inverse_dynamics(self, q, qd, qdd))
+        """``calculateInverseDynamics`` per row of (N, nq), (N, nv), (N, nv) arrays, in our
+        convention; (N, nv)."""
+        qb, vb, ab = self.positions(q), self._rates(qd), self._rates(qdd)
+        tau = self._call("calculateInverseDynamics",
+                         lambda: self.convention.inverse_dynamics(self, qb, vb, ab))
+        return self._rates(tau, inverse=True) if self.spherical else tau
 
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
-        """``calculateMassMatrix`` per row of an (N, dof) array, in our convention."""
-        return self._call("calculateMassMatrix", lambda: self.convention.mass_matrix(self, q))
+        """``calculateMassMatrix`` per row of an (N, nq) array, in our convention; (N, nv, nv):
+        ``T^T M_pybullet T`` with ``T`` mapping our rates to PyBullet's."""
+        qb = self.positions(q)
+        M = self._call("calculateMassMatrix", lambda: self.convention.mass_matrix(self, qb))
+        if not self.spherical:
+            return M
+        T = self._rates(np.eye(M.shape[-1])).T  # columns: PyBullet's rates of our unit rates
+        return np.swapaxes(T, 0, 1) @ M @ T
 
     def link_inertials(self) -> list[tuple[float, np.ndarray, np.ndarray]]:
         """(mass, COM in the link frame, COM inertia in link axes) of PyBullet links 0..n-1,
@@ -225,4 +296,5 @@ def as_quaternion(orientation: Sequence[float] | None) -> tuple[float, float, fl
 
 
 __all__ = ["PYBULLET_MAX_DOF", "BulletRefused", "BulletLoad", "BulletRobot", "Convention",
-           "FixedBaseConvention", "captured_output", "pybullet_reason", "as_quaternion"]
+           "FixedBaseConvention", "captured_output", "pybullet_reason", "as_quaternion", "rotation_from_quaternion",
+           "rpy_from_rotation", "rpy_from_quaternion"]

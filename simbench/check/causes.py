@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import RobotModel
+from ..model import SPHERICAL, RobotModel
 from .bullet import PYBULLET_MAX_DOF, BulletLoad, BulletRobot
 
 #: Every cause ``check`` can demonstrate, with what PyBullet does.
@@ -36,6 +36,10 @@ CAUSES = {
     "massless_root_welded": "floating base whose root link has mass 0: PyBullet welds the root to the world "
                             "even without useFixedBase (getDynamicsInfo mass 0; its floating-base "
                             "calculateInverseDynamics refuses 7 + n positions)",
+    "spherical_pivot_at_parent": "spherical joint: calculateInverseDynamics and calculateMassMatrix (Bullet's "
+                                 "separate inverse-dynamics tree) put the joint at the parent link's origin "
+                                 "(the parent's pivot) instead of at the joint's <origin> xyz, so the child "
+                                 "rotates about, and passes its load through, the wrong point",
     "dof_limit_overflow": f"more than {PYBULLET_MAX_DOF} DOF: PyBullet's client copies q, qd and qdd into "
                           f"fixed {PYBULLET_MAX_DOF}-entry arrays of its command (MAX_DEGREE_OF_FREEDOM) "
                           "without a bound check, so the entries past the limit overwrite the next array "
@@ -192,6 +196,16 @@ def suspect(model: RobotModel, bullet: BulletRobot, load: BulletLoad,
 
         out.append(Alteration("global_scaling_keeps_inertia", [model.link_names[0]],
                               f"scale {load.scale:g}: masses and inertias as in the file", apply=keep))
+    shifted = [k for k, c in enumerate(model.joint_type_code) if int(c) == SPHERICAL
+               and np.any(np.asarray(model.joint_origin[k])[:3, 3] != 0.0)]
+    if shifted:
+        def at_parent_pivot(mod: RobotModel, joints: list[int] = shifted) -> RobotModel:
+            origin = np.array(mod.joint_origin)
+            origin[joints, :3, 3] = 0.0
+            return mod.replace(joint_origin=origin)
+
+        out.append(Alteration("spherical_pivot_at_parent", [model.joint_all_names[k] for k in shifted],
+                              "joint origin translation set to zero (rotation kept)", apply=at_parent_pivot))
     if model.dof > PYBULLET_MAX_DOF:
         names = model.joint_names[PYBULLET_MAX_DOF:]
         out.append(Alteration("dof_limit_overflow", [names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"],

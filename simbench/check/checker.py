@@ -28,7 +28,7 @@ import numpy as np
 
 from ..bullet.records import dynamics_info
 from ..errors import SimbenchError
-from ..model import GRAVITY, SPHERICAL, RobotModel
+from ..model import GRAVITY, RobotModel
 from ..oracles.pinocchio import PinocchioDynamics
 from ..progress import progress as progress_bar
 from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_output
@@ -145,10 +145,6 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
         res.dof = model.dof
         if bullet.joint_names != list(model.joint_names):
             return done(FAIL, f"joint names differ: PyBullet {bullet.joint_names}, simbench {list(model.joint_names)}")
-        if any(int(c) == SPHERICAL for c in model.joint_type_code):
-            spherical = [n for n, c in zip(model.joint_all_names, model.joint_type_code) if int(c) == SPHERICAL]
-            return done(SKIPPED, f"spherical joints {spherical}: PyBullet's calculateInverseDynamics takes "
-                                 f"quaternion positions (nq != nv); not compared yet")
         q, qd, qdd = sample_states(model, int(samples), seed)
         try:
             tau_b = bullet.inverse_dynamics(q, qd, qdd)

@@ -32,20 +32,13 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info
+from .bullet import rotation_from_quaternion as _rotation
 
 p = import_pybullet()
 
 
 def _skew(c: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
-
-
-def _rotation(quat: np.ndarray) -> np.ndarray:
-    """(..., 4) unit quaternions x y z w -> (..., 3, 3)."""
-    x, y, z, w = np.moveaxis(np.asarray(quat, float), -1, 0)
-    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-                     np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-                     np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
 
 
 def pybullet_quaternion(R: np.ndarray) -> np.ndarray:
