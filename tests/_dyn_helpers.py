@@ -55,3 +55,17 @@ def rel_err(a, b) -> float:
     a, b = np.asarray(a), np.asarray(b)
     scale = max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0), 1e-300)
     return float(np.abs(a - b).max(initial=0.0) / scale)
+
+
+class Mismatches(list):
+    """The rows whose relative error against the oracle is not below ``tol``, as
+    ``"what: 1.2e-10"`` lines (empty when every row agrees)."""
+
+    def __init__(self, tol: float):
+        super().__init__()
+        self.tol = tol
+
+    def check(self, what: str, got, want, tol: float | None = None) -> None:
+        e = rel_err(got, want)
+        if not e < (self.tol if tol is None else tol):
+            self.append(f"{what}: {e:.2e}")

@@ -15,7 +15,7 @@ import zlib
 
 import numpy as np
 
-from _dyn_helpers import asset, movable_corpus, rel_err, require
+from _dyn_helpers import Mismatches, asset, movable_corpus, require
 from simbench.oracles.pinocchio import PinocchioMap, built_model, symmetric, urdf_model
 from simbench.errors import SimbenchError, URDFError
 from simbench.model import RobotModel
@@ -58,12 +58,8 @@ def _compare(path, model, pm) -> list[str]:
     n = 3
     Q = model.random_configuration(rng, n)
     V, A = rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
-    bad: list[str] = []
-
-    def check(what, got, want, tol=TOL):
-        e = rel_err(got, want)
-        if not e < tol:
-            bad.append(f"{what}: {e:.2e}")
+    bad = Mismatches(TOL)
+    check = bad.check
 
     TAU_b = dyn.inverse_dynamics(model, Q, V, A)
     M_b = dyn.mass_matrix(model, Q)

@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 import pytest
 
-from _dyn_helpers import asset, movable_corpus, rel_err, require
+from _dyn_helpers import Mismatches, asset, movable_corpus, rel_err, require
 from simbench.dynamics.kernels import BS, set_threads
 from simbench.errors import URDFError
 from simbench.model import RobotModel
@@ -49,12 +49,8 @@ def _compare(path: str, floating: bool) -> list[str] | None:
     Q = model.random_configuration(rng, N)
     V, A = rng.normal(size=(N, model.nv)), rng.normal(size=(N, model.nv))
     g = np.array([1.5, -2.0, -7.0])
-    bad: list[str] = []
-
-    def check(what, got, want, tol=TOL):
-        e = rel_err(got, want)
-        if not e < tol:
-            bad.append(f"{what}: {e:.2e}")
+    bad = Mismatches(TOL)
+    check = bad.check
 
     tau = dyn.inverse_dynamics(model, Q, V, A)
     tau_g = dyn.inverse_dynamics(model, Q, V, A, gravity=g)
