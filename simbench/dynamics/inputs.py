@@ -57,8 +57,9 @@ def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
     fast path; (None, None, None) when they are anything else (mappings, nested lists, text),
     which the general path then checks and explains."""
     if a.__class__ in _SEQUENCES and b.__class__ in _SEQUENCES and c.__class__ in _SEQUENCES:
-        if any(x.__class__ is ND and x.dtype.kind == "c" for x in (a, b, c)):
-            return None, None, None          # complex: the general path refuses it
+        if (a.__class__ is ND and a.dtype.kind == "c") or (b.__class__ is ND and b.dtype.kind == "c") or \
+                (c.__class__ is ND and c.dtype.kind == "c"):
+            return None, None, None          # complex arrays: the general path refuses them
         try:
             x, y, z = np.asarray(a, F8), np.asarray(b, F8), np.asarray(c, F8)
         except (TypeError, ValueError):      # not numbers: the general path says what is wrong
