@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
-           "RecordingError", "MissingExtraError", "closest", "lookup"]
+           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number"]
 
 V = TypeVar("V")
 
@@ -74,6 +75,22 @@ def lookup(mapping: Mapping[str, V], name: str, what: str, where: str = "") -> V
         return mapping[name]
     except (KeyError, TypeError):
         raise UnknownNameError(what, name, mapping.keys(), where) from None
+
+
+def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchError] = SimbenchError) -> float:
+    """``float(value)``, or ``error`` naming the value: ``"{what} = 'x'; expected a number{unit}"``
+    (``"... a finite number{unit}"`` for nan and inf).
+
+    >>> finite_number("2.5", "camera yaw")
+    2.5
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise error(f"{what} = {value!r}; expected a number{unit}") from None
+    if not math.isfinite(v):
+        raise error(f"{what} = {value!r}; expected a finite number{unit}")
+    return v
 
 
 class MissingExtraError(SimbenchError, ImportError):

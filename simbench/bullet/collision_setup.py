@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError
+from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError, finite_number
 from .collision_filters import FilterRule
 from .collision_kernels import WholeBody
 from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
@@ -212,12 +212,7 @@ def by_joint_name(q: Mapping, names: Sequence[str], what: str, owner: str) -> np
 
 def check_distance(value: Any, what: str, minimum: float | None = None) -> float:
     """``value`` as a finite number of metres (>= ``minimum`` when given), else one clear error."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SimbenchError(f"{what} = {value!r}; expected a number of metres") from None
-    if not math.isfinite(v):
-        raise SimbenchError(f"{what} = {value!r}; expected a finite number of metres")
+    v = finite_number(value, what, " of metres")
     if minimum is not None and v < minimum:
         raise SimbenchError(f"{what} = {value!r}; expected a distance >= {minimum:g} m (it is where distances "
                             f"saturate; use margin= to ask about penetration)")

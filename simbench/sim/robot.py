@@ -8,7 +8,6 @@ clears applied torques after every step, so :meth:`Simulation.step` re-applies t
 """
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
-from ..errors import ShapeError, SimbenchError, lookup
+from ..errors import ShapeError, SimbenchError, finite_number, lookup
 from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
@@ -185,7 +184,7 @@ class Robot:
                 missing = [n for n in self.joint_names if n not in value]
                 raise ShapeError(f"{what} is missing joints {missing}; expected every joint of "
                                  f"{list(self.joint_names)}")
-            vals = np.array([_finite(v, f"{what}[{k!r}]") for k, v in value.items()], dtype=float)
+            vals = np.array([finite_number(v, f"{what}[{k!r}]", error=ShapeError) for k, v in value.items()], dtype=float)
             return sel, vals
         try:
             arr = np.asarray(value, dtype=float)
@@ -320,16 +319,6 @@ class Robot:
 def _rotation(quat: np.ndarray) -> np.ndarray:
     """3x3 rotation of a unit quaternion (x, y, z, w)."""
     return np.array(p.getMatrixFromQuaternion(np.asarray(quat, dtype=float).tolist())).reshape(3, 3)
-
-
-def _finite(v: Any, what: str) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ShapeError(f"{what} = {v!r}; expected a number") from None
-    if not math.isfinite(x):
-        raise ShapeError(f"{what} = {v!r}; expected a finite number")
-    return x
 
 
 __all__ = ["Robot"]

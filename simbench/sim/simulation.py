@@ -21,7 +21,7 @@ from .._quiet import import_pybullet
 from ..bullet.collision_detector import CollisionDetector
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from ..bullet.servers import ServerPair
-from ..errors import ShapeError, SimbenchError, lookup
+from ..errors import ShapeError, SimbenchError, finite_number, lookup
 from ..imaging import write_png
 from . import camera as cam
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
@@ -29,7 +29,7 @@ from .overlay import Segment
 from .poses import base_link_pose, set_base_pose
 from .overlay import annotate as annotate_image
 from .recording import Recording, check_size
-from .robot import Robot, _finite
+from .robot import Robot
 from .window import OVERLAY_HZ, REDRAW_HZ, Window, check_render
 
 p = import_pybullet()
@@ -398,7 +398,7 @@ class Simulation:
             self.camera["target"] = tuple(t.tolist())
         for key, val in (("distance", distance), ("yaw", yaw), ("pitch", pitch)):
             if val is not None:
-                self.camera[key] = _finite(val, f"camera {key}")
+                self.camera[key] = finite_number(val, f"camera {key}", error=ShapeError)
         if self.window is not None:
             self.window.set_camera(self.camera)
 
