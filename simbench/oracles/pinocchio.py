@@ -249,12 +249,7 @@ class PinocchioDynamics:
     def inverse_dynamics(self, q: Any, v: Any, a: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
         """``pin.rnea`` per row: (..., nq), (..., nv), (..., nv) -> (..., nv); gravity in the
         root frame (default ``model.gravity``)."""
-        self._gravity(gravity)
-        Q, V, A = self.map.q(q), self.map.v(v), self.map.v(a)
-        lead = np.broadcast_shapes(Q.shape[:-1], V.shape[:-1], A.shape[:-1])
-        Q, V, A = (np.broadcast_to(x, lead + x.shape[-1:]).reshape(-1, x.shape[-1]) for x in (Q, V, A))
-        out = np.array([self.pin.rnea(self.pm, self.data, x, y, z).copy() for x, y, z in zip(Q, V, A)])
-        return self.map.back(out.reshape(lead + (self.pm.nv,)))
+        return self._per_row(self.pin.rnea, q, v, a, gravity)
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """``pin.crba`` per row (made symmetric): (..., nq) -> (..., nv, nv)."""
@@ -265,11 +260,16 @@ class PinocchioDynamics:
 
     def forward_dynamics(self, q: Any, v: Any, tau: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
         """``pin.aba`` per row: (..., nq), (..., nv), (..., nv) -> accelerations (..., nv)."""
+        return self._per_row(self.pin.aba, q, v, tau, gravity)
+
+    def _per_row(self, fn: Any, q: Any, v: Any, x: Any, gravity: Sequence[float] | None) -> np.ndarray:
+        """``fn(model, data, q, v, x)`` (``pin.rnea`` or ``pin.aba``) on every row of the
+        broadcast batch, in our joint order."""
         self._gravity(gravity)
-        Q, V, T = self.map.q(q), self.map.v(v), self.map.v(tau)
-        lead = np.broadcast_shapes(Q.shape[:-1], V.shape[:-1], T.shape[:-1])
-        Q, V, T = (np.broadcast_to(x, lead + x.shape[-1:]).reshape(-1, x.shape[-1]) for x in (Q, V, T))
-        out = np.array([self.pin.aba(self.pm, self.data, x, y, z).copy() for x, y, z in zip(Q, V, T)])
+        Q, V, X = self.map.q(q), self.map.v(v), self.map.v(x)
+        lead = np.broadcast_shapes(Q.shape[:-1], V.shape[:-1], X.shape[:-1])
+        Q, V, X = (np.broadcast_to(y, lead + y.shape[-1:]).reshape(-1, y.shape[-1]) for y in (Q, V, X))
+        out = np.array([fn(self.pm, self.data, a, b, c).copy() for a, b, c in zip(Q, V, X)])
         return self.map.back(out.reshape(lead + (self.pm.nv,)))
 
 
