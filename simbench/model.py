@@ -429,7 +429,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
         if np.iscomplexobj(value):  # numpy would drop the imaginary parts with a warning
             raise TypeError("complex values; expected real numbers")
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: an int beyond float64
         raise ShapeError(f"{name} must be numbers, got {value!r} ({exc})") from None
     if arr.ndim == 0 or arr.shape[-1] != size:
         raise ShapeError(

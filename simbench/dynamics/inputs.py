@@ -76,7 +76,10 @@ def same_gravity(d: KernelModel, gravity: Any) -> bool:
 
 def gravity_vector(model: RobotModel, gravity: Sequence[float] | None) -> tuple[float, float, float]:
     """``gravity`` as three floats; ``None`` means the model's own (``model.gravity``)."""
-    g = np.asarray(model.gravity if gravity is None else gravity, dtype=float)
+    try:
+        g = np.asarray(model.gravity if gravity is None else gravity, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        g = np.full(1, np.nan)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, root frame), got {gravity!r}")
     return float(g[0]), float(g[1]), float(g[2])
@@ -113,7 +116,11 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
     fb: tuple = ()
     for name, w in f_ext.items():
         k = lookup(d.link_index, name, "link", model.name) + d.link_offset
-        arr = np.asarray(w, dtype=float)
+        try:
+            arr = np.asarray(w, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            raise ShapeError(f"f_ext[{name!r}] = {w!r}; expected finite numbers, a (..., 6) wrench "
+                             f"[torque (3), force (3)] in the world frame about the link origin") from None
         if arr.ndim == 0 or arr.shape[-1] != 6:
             raise ShapeError(f"f_ext[{name!r}] has shape {arr.shape}; expected (..., 6) = "
                              f"[torque (3), force (3)] in the world frame about the link origin")
