@@ -25,8 +25,9 @@ def _sample(model, seed, n=None):
 
 @pytest.mark.parametrize("model", [IIWA, PANDA, A1], ids=["iiwa", "panda", "a1-floating"])
 def test_input_forms_give_the_fast_path_numbers(model):
-    """Lists, read-only arrays, float32, an equal gravity tuple, one-row batches and
-    skip_checks all give what a float64 array gives (float32: to float32 precision)."""
+    """Lists (of numpy or Python floats, tuples too: the packed entry), read-only arrays,
+    float32, an equal gravity tuple, one-row batches and skip_checks all give what a float64
+    array gives (float32: to float32 precision)."""
     q, qd, qdd = _sample(model, 1)
     ref = dyn.inverse_dynamics(model, q, qd, qdd)
     ro = [np.array(x) for x in (q, qd, qdd)]
@@ -34,6 +35,7 @@ def test_input_forms_give_the_fast_path_numbers(model):
         x.setflags(write=False)
     forms = {
         "list": dyn.inverse_dynamics(model, list(q), list(qd), list(qdd)),
+        "tuples of floats": dyn.inverse_dynamics(model, tuple(q.tolist()), qd.tolist(), tuple(qdd.tolist())),
         "read-only": dyn.inverse_dynamics(model, *ro),
         "gravity tuple": dyn.inverse_dynamics(model, q, qd, qdd, gravity=tuple(model.gravity)),
         "skip_checks": dyn.inverse_dynamics(model, q, qd, qdd, skip_checks=True),
@@ -46,7 +48,7 @@ def test_input_forms_give_the_fast_path_numbers(model):
     f32 = dyn.inverse_dynamics(model, *(x.astype(np.float32) for x in (q, qd, qdd)))
     ref32 = dyn.inverse_dynamics(model, *(x.astype(np.float32).astype(float) for x in (q, qd, qdd)))
     assert f32.dtype == np.float64 and rel_err(f32, ref32) < 1e-15
-    assert len(forms) + 2 == 7
+    assert len(forms) + 2 == 8
 
 
 def test_bad_length_on_the_fast_path_is_the_clear_error():

@@ -14,7 +14,8 @@ model (a model is immutable; its modified copies start afresh).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -69,6 +70,12 @@ class KernelModel:
     def link_offset(self) -> int:
         """Body index of link 0 in the link tree."""
         return 1 if self.floating else 0
+
+    @cached_property
+    def pack3(self) -> Callable[..., bytes]:
+        """``pack3(*q, *qd, *x)``: nq + 2 nv numbers as float64 bytes (the fast path of joint
+        values given as lists, :func:`.inputs.as_packed3`)."""
+        return struct.Struct(f"{self.nq + 2 * self.nv}d").pack
 
     @cached_property
     def velocity_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

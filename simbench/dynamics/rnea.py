@@ -15,7 +15,7 @@ import numpy as np
 from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
-from .inputs import F4, F8, ND, SERIAL_ROWS, as_float3, general_args, joint_losses
+from .inputs import F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, as_packed3, general_args, joint_losses
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -61,8 +61,14 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
             out = np.empty(d.nv)                     # float32: read as it is
             if E.id_fast32_raw(d.packed, q, qd, qdd, out) == E.OK:
                 return out
+        elif q.__class__ in LISTS and qd.__class__ in LISTS and qdd.__class__ in LISTS:
+            buf = as_packed3(q, qd, qdd, d)      # lists, tuples: packed as float64 at once
+            if buf is not None:
+                out = np.empty(d.nv)
+                if E.id_fast_seq_raw(d.packed, buf, out) == E.OK:
+                    return out
         else:
-            q1, qd1, qdd1 = as_float3(q, qd, qdd)   # lists, tuples: one conversion each
+            q1, qd1, qdd1 = as_float3(q, qd, qdd)   # arrays of other dtypes: one conversion each
             if q1 is not None:
                 out = np.empty(d.nv)
                 if E.id_fast_raw(d.packed, q1, qd1, qdd1, out) == E.OK:

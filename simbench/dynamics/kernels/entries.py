@@ -17,16 +17,23 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
+from numba import types
 
 from ._jit import entry, jit
 from .crba import crba_row
 from .forward import fd_row
 from .layout import ARR1, ARR2, C_G, FEXT, TREE
 
-ARR1_32 = "Array(float32, 1, 'A', readonly=True)"
 from .tree import U, frow, sizes
 from .rnea import rnea_row
+
+ARR1_32 = "Array(float32, 1, 'A', readonly=True)"
+#: ``bytes``: the joint values of a call given as Python sequences, packed as float64 by
+#: :func:`..inputs.as_packed3` (``struct.pack`` costs less than one ``np.asarray``, and unboxing
+#: bytes less than an ndarray)
+SEQ = numba.typeof(b"")
 
 OK, BAD_SHAPE, NOT_FINITE = 0, 1, 2
 
@@ -95,6 +102,16 @@ def id_fast(P, q, qd, qdd, out):
 def id_fast32(P, q, qd, qdd, out):
     """:func:`id_fast` for float32 arrays (read as they are; the arithmetic is float64)."""
     return id_one(P, q, qd, qdd, out)
+
+
+@entry(types.int64(types.float64[::1], SEQ, types.float64[::1]))
+def id_fast_seq(P, x, out):
+    """:func:`id_fast` for ``x = [q, q', q'']`` packed as float64 in one bytes object."""
+    nb, nq, nv = sizes(P)
+    if len(x) != 8 * (nq + 2 * nv):
+        return BAD_SHAPE
+    v = np.frombuffer(x, np.float64)
+    return id_one(P, v[:nq], v[nq:nq + nv], v[nq + nv:], out)
 
 
 @entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
