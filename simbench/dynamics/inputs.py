@@ -4,15 +4,15 @@ the conversions of the general path.
 The fast path (:func:`fast3` / :func:`fast1`) is decided by one test before the call: every joint
 array is a float64 ``numpy.ndarray`` with the same number of dimensions (1: one configuration;
 2: a small batch run serially). Lengths and finiteness are then checked inside the compiled entry,
-which returns a status. One configuration given as lists or tuples is packed as float64 in one
-``struct.pack`` (:func:`as_packed3`) for a compiled entry that reads the bytes; anything else
+which returns a status. One configuration given as lists or tuples is packed as float64 by one
+``struct.pack`` (``KernelModel.pack3``) for a compiled entry that reads the bytes (one pack
+costs less than one of the three ``np.asarray`` calls it replaces); anything else
 (other dtypes, broadcasting, large batches, external wrenches, another gravity) takes the
 general path, which converts once and raises the clear error for bad input
 (:func:`simbench.model.as_joint_array`).
 """
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..errors import ShapeError, lookup
 from ..model import RobotModel, as_joint_array
 from .packing import KernelModel
 
-__all__ = ["F4", "F8", "LISTS", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_packed3", "as_float3", "gravity_vector",
+__all__ = ["F4", "F8", "LISTS", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
            "fext_array", "joint_arrays", "joint_losses", "same_gravity", "general_args"]
 
 F8 = np.dtype(np.float64)
@@ -53,22 +53,8 @@ def fast1(a: Any) -> int:
 
 
 _SEQUENCES = (list, tuple, ND)
-#: the sequences of the packed fast path (:func:`as_packed3`)
+#: the sequences that :func:`simbench.dynamics.inverse_dynamics` packs for its fast path
 LISTS = (list, tuple)
-
-
-def as_packed3(a: Any, b: Any, c: Any, d: KernelModel) -> bytes | None:
-    """Three lists or tuples of lengths nq, nv, nv packed as float64 ``[a, b, c]`` in one bytes
-    object (``struct.pack``), for the fast path's buffer entry; None when they are anything
-    else or hold anything but real numbers (the general path then converts or explains). One
-    pack costs less than one of the three ``np.asarray`` calls it replaces."""
-    if a.__class__ in LISTS and b.__class__ in LISTS and c.__class__ in LISTS and \
-            len(a) == d.nq and len(b) == d.nv and len(c) == d.nv:
-        try:
-            return d.pack3(*a, *b, *c)
-        except (struct.error, TypeError, OverflowError):
-            return None
-    return None
 
 
 def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:

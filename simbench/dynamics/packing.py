@@ -74,7 +74,7 @@ class KernelModel:
     @cached_property
     def pack3(self) -> Callable[..., bytes]:
         """``pack3(*q, *qd, *x)``: nq + 2 nv numbers as float64 bytes (the fast path of joint
-        values given as lists, :func:`.inputs.as_packed3`)."""
+        values given as lists or tuples)."""
         return struct.Struct(f"{self.nq + 2 * self.nv}d").pack
 
     @cached_property

@@ -7,6 +7,7 @@ Algorithms*, section 5.3; the "AI Robotics" lecture slides, *Dynamics*.
 """
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
-from .inputs import F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, as_packed3, general_args, joint_losses
+from .inputs import F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, general_args, joint_losses
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -61,8 +62,12 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
             out = np.empty(d.nv)                     # float32: read as it is
             if E.id_fast32_raw(d.packed, q, qd, qdd, out) == E.OK:
                 return out
-        elif q.__class__ in LISTS and qd.__class__ in LISTS and qdd.__class__ in LISTS:
-            buf = as_packed3(q, qd, qdd, d)      # lists, tuples: packed as float64 at once
+        elif q.__class__ in LISTS and qd.__class__ in LISTS and qdd.__class__ in LISTS and \
+                len(q) == d.nq and len(qd) == d.nv and len(qdd) == d.nv:
+            try:   # lists, tuples: packed as float64 by one call (KernelModel.pack3)
+                buf = d.pack3(*q, *qd, *qdd)
+            except (struct.error, TypeError, OverflowError):
+                buf = None                           # not numbers: the general path explains
             if buf is not None:
                 out = np.empty(d.nv)
                 if E.id_fast_seq_raw(d.packed, buf, out) == E.OK:
