@@ -26,8 +26,8 @@ def _sample(model, seed, n=None):
 @pytest.mark.parametrize("model", [IIWA, PANDA, A1], ids=["iiwa", "panda", "a1-floating"])
 def test_input_forms_give_the_fast_path_numbers(model):
     """Lists (of numpy or Python floats, tuples too: the packed entry), read-only arrays,
-    float32, an equal gravity tuple, one-row batches and skip_checks all give what a float64
-    array gives (float32: to float32 precision)."""
+    float32, an equal gravity tuple and one-row batches all give what a float64 array gives
+    (float32: to float32 precision)."""
     q, qd, qdd = _sample(model, 1)
     ref = dyn.inverse_dynamics(model, q, qd, qdd)
     ro = [np.array(x) for x in (q, qd, qdd)]
@@ -38,7 +38,6 @@ def test_input_forms_give_the_fast_path_numbers(model):
         "tuples of floats": dyn.inverse_dynamics(model, tuple(q.tolist()), qd.tolist(), tuple(qdd.tolist())),
         "read-only": dyn.inverse_dynamics(model, *ro),
         "gravity tuple": dyn.inverse_dynamics(model, q, qd, qdd, gravity=tuple(model.gravity)),
-        "skip_checks": dyn.inverse_dynamics(model, q, qd, qdd, skip_checks=True),
         "strided": dyn.inverse_dynamics(model, np.repeat(q, 2)[::2], qd, qdd),
     }
     for name, got in forms.items():
@@ -48,24 +47,34 @@ def test_input_forms_give_the_fast_path_numbers(model):
     f32 = dyn.inverse_dynamics(model, *(x.astype(np.float32) for x in (q, qd, qdd)))
     ref32 = dyn.inverse_dynamics(model, *(x.astype(np.float32).astype(float) for x in (q, qd, qdd)))
     assert f32.dtype == np.float64 and rel_err(f32, ref32) < 1e-15
-    assert len(forms) + 2 == 8
+    assert len(forms) + 2 == 7
 
 
 def test_bad_length_on_the_fast_path_is_the_clear_error():
     q, qd, qdd = _sample(IIWA, 2)
     with pytest.raises(ShapeError, match=r"qd has shape \(6,\); expected \(\.\.\., 7\)"):
         dyn.inverse_dynamics(IIWA, q, qd[:6], qdd)
-    with pytest.raises(ShapeError, match=r"q has shape \(8,\)"):
-        dyn.inverse_dynamics(IIWA, np.r_[q, 0.0], qd, qdd, skip_checks=True)
     with pytest.raises(ShapeError, match="non-finite"):
         dyn.inverse_dynamics(IIWA, q, qd, np.r_[qdd[:6], np.inf])
 
 
-def test_skip_checks_does_not_convert():
-    """The unchecked entry takes float64 arrays only: anything else is numba's own TypeError."""
+def test_skip_checks_is_deprecated_and_ignored():
+    """skip_checks no longer changes anything (it measured the same as the checked fast path):
+    one DeprecationWarning, the same numbers as Pinocchio's, lists converted, bad lengths the
+    clear error."""
+    import simbench.dynamics.rnea as rnea
+
     q, qd, qdd = _sample(IIWA, 3)
-    with pytest.raises(TypeError):
-        dyn.inverse_dynamics(IIWA, list(q), qd, qdd, skip_checks=True)
+    rnea._warned.clear()
+    with pytest.warns(DeprecationWarning, match="skip_checks=True. is deprecated"):
+        got = dyn.inverse_dynamics(IIWA, list(q), qd, qdd, skip_checks=True)
+    pin = require("pinocchio")
+    pm = pin.buildModelFromUrdf(IIWA.source)
+    mp = PinocchioMap(IIWA, pm)
+    ref = mp.back(pin.rnea(pm, pm.createData(), mp.q(q), mp.v(qd), mp.v(qdd)))
+    assert rel_err(got, ref) < 1e-13
+    with pytest.raises(ShapeError, match=r"q has shape \(8,\)"):
+        dyn.inverse_dynamics(IIWA, np.r_[q, 0.0], qd, qdd, skip_checks=True)
 
 
 @pytest.mark.parametrize("model", [IIWA, R2D2, A1], ids=["iiwa", "r2d2", "a1-floating"])

@@ -10,7 +10,7 @@ whose reference is Pinocchio's call in our order (:mod:`simbench.oracles.pinocch
   ``calculateMassMatrix`` (fixed bases), the Lagrangian path (:mod:`simbench.dynamics.lagrange`)
   and the sympy model (:mod:`simbench.bench.symbolic`) alongside;
 * every input form of the fast path (a list, a read-only array, float32, gravity as an equal
-  tuple, a one-row batch, ``skip_checks=True``) against the plain float64 call;
+  tuple, a one-row batch) against the plain float64 call;
 * floating bases: the a1 quadruped and the humanoid of ``pybullet_data``;
 * the first use of each public function with an empty numba cache (a fresh process).
 
@@ -115,8 +115,7 @@ def _forms(model: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> di
             "read-only arrays": lambda: dyn.inverse_dynamics(model, *ro),
             "float32": lambda: dyn.inverse_dynamics(model, *f32),
             "gravity as an equal tuple": lambda: dyn.inverse_dynamics(model, q, v, a, gravity=g),
-            "one-row batch": lambda: dyn.inverse_dynamics(model, *one_row),
-            "skip_checks=True": lambda: dyn.inverse_dynamics(model, q, v, a, skip_checks=True)}
+            "one-row batch": lambda: dyn.inverse_dynamics(model, *one_row)}
 
 
 def _target_notes(quantity: str, floating: bool, rows: list[Row]) -> list[Row]:
