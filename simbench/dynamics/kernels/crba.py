@@ -193,29 +193,34 @@ def crba_ancestors(T0, nbody, k, p, nvk, iv, n, Sb, Fb, Mb):
 
 
 @jit
-def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J):
+def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, given):
     """Mass matrices of tree T0 for the lanes of the flat block Qb
     (:func:`.blocks.transpose_rows`) into the upper triangle of the flat block Mb (entry (i, j)
     of lane b at ``(i * nv + j) * BS + b``; the entries of the lower triangle and those between
     joints on different branches are not written). Scratch blocks: W (nbody * NW * BS), SC
-    (2 * BS), Sb (6 * nv * BS), Fb (36 * BS), P (12 * BS), J (NJ * BS)."""
+    (2 * BS), Sb (6 * nv * BS), Fb (36 * BS), P (12 * BS), J (NJ * BS). ``given``: the joints'
+    poses are already in W at W_R, left there by :func:`.rnea.rnea_block` for the same lanes
+    (the forward dynamics: no sine, cosine or joint pose computed twice)."""
     nbody, nq, n = sizes(T0)
     for i in range(BS):
         st_pose_b(W, at(0, W_R), U(i), IDENTITY)
         st10b(W, at(0, W_CM), U(i), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for k in range(1, nbody):
         p, jt, iq, iv = body(T0, nbody, k)
-        if jt == REVOLUTE:
+        if jt == FREE and p == 0:              # the root pose left out (module docstring)
+            for i in range(BS):
+                st_pose_b(J, row(J_X), U(i), IDENTITY)
+            crba_forward_lanes(MOTION, T0, k, p, iq, Qb, SC, J, W, P)
+        elif given:                            # the joint's pose, left in W by the RNEA
+            copy_rows(W, at(k, W_R), J, 12)
+            crba_forward_lanes(MOTION, T0, k, p, iq, Qb, SC, J, W, P)
+        elif jt == REVOLUTE:
             sincos_lanes(Qb, row(iq), SC)
             crba_forward_lanes(REVOLUTE, T0, k, p, iq, Qb, SC, J, W, P)
         else:
-            if jt == FREE and p == 0:          # the root pose left out (module docstring)
-                for i in range(BS):
-                    st_pose_b(J, row(J_X), U(i), IDENTITY)
-            else:
-                f = frow(k)
-                joint_lanes(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, row(iq), Qb, Qb,
-                            0, J, False)
+            f = frow(k)
+            joint_lanes(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, row(iq), Qb, Qb,
+                        0, J, False)
             crba_forward_lanes(MOTION, T0, k, p, iq, Qb, SC, J, W, P)
         crba_columns_lanes(T0, k, jt, iv, W, Sb)
     for k in range(nbody - 1, 0, -1):
@@ -256,5 +261,5 @@ def crba_span(T0, Q, out, start, stop):
     for b0 in range(start, stop, BS):
         nb = min(BS, stop - b0)
         transpose_rows(Q, b0, nb, Qb)
-        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J)
+        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, False)
         unblock_matrix(Mb, nv, b0, nb, out)

@@ -158,7 +158,7 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
             o = row(r)
             for i in range(BS):
                 x[o + U(i)] -= Tb[o + U(i)]
-        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J)
+        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, True)   # the poses of the RNEA
         cholesky_solve_block(Mb, x, nv, nb, ok)
         for b in range(nb):
             good = ok[b] > 0.0
