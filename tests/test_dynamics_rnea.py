@@ -58,6 +58,19 @@ def test_bad_length_on_the_fast_path_is_the_clear_error():
         dyn.inverse_dynamics(IIWA, q, qd, np.r_[qdd[:6], np.inf])
 
 
+def test_a_model_used_with_lists_still_pickles():
+    """The packed fast path of lists keeps a struct packer with the model's kernel data; a model
+    sent to another process (multiprocessing, Ray) after such a call must still pickle, and give
+    the same numbers there."""
+    import pickle
+
+    q, qd, qdd = _sample(PANDA, 4)
+    before = dyn.inverse_dynamics(PANDA, q.tolist(), qd.tolist(), qdd.tolist())
+    again = pickle.loads(pickle.dumps(PANDA))
+    after = dyn.inverse_dynamics(again, q.tolist(), qd.tolist(), qdd.tolist())
+    assert np.array_equal(before, after) and np.array_equal(after, dyn.inverse_dynamics(PANDA, q, qd, qdd))
+
+
 def test_skip_checks_is_deprecated_and_ignored():
     """skip_checks no longer changes anything (it measured the same as the checked fast path):
     one DeprecationWarning, the same numbers as Pinocchio's, lists converted, bad lengths the

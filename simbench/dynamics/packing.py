@@ -71,6 +71,13 @@ class KernelModel:
         """Body index of link 0 in the link tree."""
         return 1 if self.floating else 0
 
+    def __getstate__(self) -> dict:
+        """Pickled without the cached :attr:`pack3` (a ``struct.Struct`` method, which does not
+        pickle; it is made again at its first use)."""
+        state = dict(self.__dict__)
+        state.pop("pack3", None)
+        return state
+
     @cached_property
     def pack3(self) -> Callable[..., bytes]:
         """``pack3(*q, *qd, *x)``: nq + 2 nv numbers as float64 bytes (the fast path of joint
