@@ -31,8 +31,8 @@ from .rnea import rnea_row
 
 ARR1_32 = "Array(float32, 1, 'A', readonly=True)"
 #: ``bytes``: the joint values of a call given as Python sequences, packed as float64 by
-#: :attr:`..packing.KernelModel.pack3` (``struct.pack`` costs less than one ``np.asarray``, and unboxing
-#: bytes less than an ndarray)
+#: :attr:`..packing.KernelModel.pack3` (``struct.pack`` costs less than one ``np.asarray``, and
+#: unboxing bytes less than an ndarray)
 SEQ = numba.typeof(b"")
 
 OK, BAD_SHAPE, NOT_FINITE = 0, 1, 2
