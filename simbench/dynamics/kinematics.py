@@ -29,6 +29,13 @@ __all__ = ["forward_kinematics", "link_jacobian", "com_jacobian", "link_com_jaco
            "center_of_mass", "kinetic_energy", "potential_energy", "velocity_axes_world"]
 
 
+def _rotate(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``R v`` for stacks of rotations R (..., 3, 3) and vectors v (..., 3), broadcast: three
+    multiply-adds over R's columns (``np.einsum("...ij,...j->...i")`` measured about 10x
+    slower on the (10000, 7, 3, 3) stacks of a batched Jacobian)."""
+    return R[..., 0] * v[..., 0:1] + R[..., 1] * v[..., 1:2] + R[..., 2] * v[..., 2:3]
+
+
 def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     """World pose of every link, shape (..., nl, 4, 4), link order ``model.link_names``; a fixed
     root is at the identity, a floating root at the base pose of q."""
@@ -43,7 +50,7 @@ def velocity_axes_world(model: RobotModel, T: np.ndarray) -> tuple[np.ndarray, n
     entry of v (see the module docstring), from link poses T (..., nl, 4, 4)."""
     link, axis, prism = kernel_model(model).velocity_axes
     Tj = T[..., link, :, :]
-    z = np.einsum("...ij,...j->...i", Tj[..., :3, :3], axis)
+    z = _rotate(Tj[..., :3, :3], axis)
     return z, Tj[..., :3, 3], prism
 
 
@@ -78,12 +85,12 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
         if pt.shape[-1:] != (3,):
             raise ShapeError(f"point has shape {pt.shape}; expected (..., 3) in the frame of "
                              f"link {link!r}")
-        p = np.einsum("...ij,...j->...i", Tk[..., :3, :3], pt) + Tk[..., :3, 3]
+        p = _rotate(Tk[..., :3, :3], pt) + Tk[..., :3, 3]
     return _jacobian_at(model, T, np.array([k]), p[..., None, :])[..., 0, :, :]
 
 
 def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
-    return np.einsum("...ij,...j->...i", T[..., :3, :3], model.link_com) + T[..., :3, 3]
+    return _rotate(T[..., :3, :3], model.link_com) + T[..., :3, 3]
 
 
 def link_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
