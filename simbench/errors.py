@@ -86,7 +86,7 @@ def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchErr
     """
     try:
         v = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{what} = {value!r}; expected a number{unit}") from None
     if not math.isfinite(v):
         raise error(f"{what} = {value!r}; expected a finite number{unit}")

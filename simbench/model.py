@@ -336,7 +336,7 @@ class RobotModel:
         given = s
         try:
             s = float(s)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             s = math.nan
         if not (math.isfinite(s) and s > 0):
             raise SimbenchError(f"scale = {given!r}; expected a finite positive number (PyBullet's globalScaling)")

@@ -100,6 +100,9 @@ USERDYN = textwrap.dedent("""\
     def none(q, qd, qdd):
         return None
 
+    def huge(q, qd, qdd):
+        return [10**400] * len(q)
+
     def slow(q, qd, qdd):
         pathlib.Path("started").touch()
         time.sleep(600)
@@ -265,6 +268,7 @@ CASES = [
     C("id-gravity-huge-int", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], gravity=(0, 0, -10**400))"), {}, "gravity must be 3 finite numbers", "got (0, 0, -1000"),
     C("id-fext-huge-int", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'b': [10**400] * 6})"), {}, "f_ext['b']", "expected finite numbers"),
     C("mass-matrix-huge-int", api("dyn.mass_matrix(model, [10**400])"), {}, "[1000000000", "q must be numbers"),
+    C("id-q-huge-int-list-beside-arrays", api("dyn.inverse_dynamics(model, [10**400], np.zeros(1), np.zeros(1))"), {}, "[1000000000", "q must be numbers"),
     C("mass-matrix-q-short", api("dyn.mass_matrix(arm, np.zeros(3))"), {}, "q has shape (3,)", "expected (..., 2)"),
     C("fd-tau-inf", api("dyn.forward_dynamics(model, np.zeros(1), np.zeros(1), np.array([np.inf]))"), {}, "tau holds a non-finite value inf", "expected finite numbers"),
     C("fd-tau-string", api("dyn.forward_dynamics(model, np.zeros(1), np.zeros(1), 'x')"), {}, "got 'x'", "tau must be numbers"),
@@ -279,6 +283,8 @@ CASES = [
     C("collision-q-too-long", api("det.compute_distances([0, 0])"), {}, "q has shape (2,)", "expected (1,) or (N, 1)"),
     C("collision-q-nan", api("det.compute_distances([np.nan])"), {}, "non-finite value nan", "(joint 'j')"),
     C("collision-q-strings", api("det.compute_distances(['x'])"), {}, "['x']", "must be numbers"),
+    C("collision-q-huge-int", api("det.compute_distances([10**400])"), {}, "[1000000000", "must be numbers"),
+    C("collision-max-distance-huge-int", api("det.compute_distances([0.0], max_distance=10**400)"), {}, "max_distance = 1000000000", "expected a number"),
     C("collision-batch-columns", api("det.compute_distances(np.zeros((3, 2)))"), {}, "q has shape (3, 2)", "expected (1,) or (N, 1)"),
     C("collision-set-configuration-batch", api("det.set_configuration(np.zeros((2, 1)))"), {}, "q has shape (2, 1)", "expected (1,)"),
     C("collision-max-distance-negative", api("det.compute_distances([0.0], max_distance=-0.5)"), {}, "max_distance = -0.5", "expected a distance >= 0 m"),
@@ -350,6 +356,7 @@ CASES = [
     C("check-function-nan", dyncheck("userdyn:nan"), {}, "returned nan for joint 'j'", "from finite inputs", status=1),
     C("check-function-strings", dyncheck("userdyn:strings"), {}, "returned list ['a']", "not real numbers", status=1),
     C("check-function-none", dyncheck("userdyn:none"), {}, "returned None", "expected 1 torques", status=1),
+    C("check-function-huge-int", dyncheck("userdyn:huge"), {}, "returned list", "not real numbers", status=1),
     C("check-function-timeout", dyncheck("userdyn:slow", "--timeout", "1"), {}, "did not return within 1 s", "(--timeout); the worker was stopped", status=1),
     C("check-module-syntax-error", dyncheck("broken:tau"), {"broken.py": "def tau(:\n"}, "SyntaxError", "cannot import 'broken'", status=1),
     C("check-module-import-fails", dyncheck("broken:tau"), {"broken.py": "import nosuchdep\n"}, "No module named 'nosuchdep'", "cannot import 'broken'", status=1),

@@ -181,7 +181,7 @@ class CollisionDetector:
             q = self._from_mapping(q, name)
         try:
             arr = np.asarray(q, dtype=float)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ShapeError(f"{name} must be numbers, got {q!r} ({exc})") from None
         full = bases and self.nq != self.dof and arr.ndim > 0 and arr.shape[-1] == self.nq
         if arr.ndim == 0 or (arr.shape[-1] != self.dof and not full):

@@ -171,7 +171,7 @@ class _Resolver:
             value = by_link if by_link is not None else (by_body if by_body is not None else 0.0)
         try:
             value = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise SimbenchError(f"padding of {obj} is {value!r}; expected metres") from None
         if not math.isfinite(value) or value < 0:
             raise SimbenchError(f"padding of {obj} is {value!r}; expected a finite number >= 0 (metres)")

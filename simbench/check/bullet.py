@@ -285,7 +285,7 @@ def as_quaternion(orientation: Sequence[float] | None) -> tuple[float, float, fl
         return (0.0, 0.0, 0.0, 1.0)
     try:
         o = [float(x) for x in orientation]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         o = []
     if len(o) == 3 and all(map(np.isfinite, o)):
         return tuple(p.getQuaternionFromEuler(o))  # type: ignore[return-value]

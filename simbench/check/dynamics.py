@@ -80,7 +80,7 @@ class FunctionDynamics:
 def _batch(out: Any, shape: tuple[int, ...], label: str, what: str) -> np.ndarray:
     try:
         arr = np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} for {what}, not real numbers; "
                                    f"expected an array of shape {shape}") from None
     if arr.shape != shape:

@@ -113,7 +113,7 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
     if arr.dtype.kind not in "biuf":
         try:
             arr = arr.astype(float) if arr.dtype.kind == "O" else None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             arr = None
         if arr is None:
             raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} {_short(out)} {where}, "

@@ -67,7 +67,7 @@ def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
             return None, None, None          # complex arrays: the general path refuses them
         try:
             x, y, z = np.asarray(a, F8), np.asarray(b, F8), np.asarray(c, F8)
-        except (TypeError, ValueError):      # not numbers: the general path says what is wrong
+        except (TypeError, ValueError, OverflowError):   # not float64 numbers: the general path explains
             return None, None, None
         if x.ndim == 1 and y.ndim == 1 and z.ndim == 1:
             return x, y, z
@@ -83,9 +83,9 @@ def gravity_vector(model: RobotModel, gravity: Sequence[float] | None) -> tuple[
     """``gravity`` as three floats; ``None`` means the model's own (``model.gravity``)."""
     try:
         g = np.asarray(model.gravity if gravity is None else gravity, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        g = np.full(1, np.nan)
-    if g.shape != (3,) or not np.all(np.isfinite(g)):
+    except (TypeError, ValueError, OverflowError):   # not numbers, or an int beyond float64
+        g = None
+    if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
         raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, root frame), got {gravity!r}")
     return float(g[0]), float(g[1]), float(g[2])
 

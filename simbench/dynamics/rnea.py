@@ -72,7 +72,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
                 if E.id_fast_seq_raw(d.packed, buf, out) == E.OK:
                     return out
         else:
-            q1, qd1, qdd1 = as_float3(q, qd, qdd)   # arrays of other dtypes: one conversion each
+            q1, qd1, qdd1 = as_float3(q, qd, qdd)   # other dtypes, lists beside arrays: one each
             if q1 is not None:
                 out = np.empty(d.nv)
                 if E.id_fast_raw(d.packed, q1, qd1, qdd1, out) == E.OK:

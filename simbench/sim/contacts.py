@@ -146,7 +146,7 @@ def contacts(sim: "Simulation", a: Any = None, b: Any = None) -> list[Contact]:
 def _points(value: Any, what: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ShapeError(f"{what} = {value!r}; expected points of shape (..., 3) in metres") from None
     if arr.ndim == 0 or arr.shape[-1] != 3:
         raise ShapeError(f"{what} has shape {arr.shape}; expected (..., 3) in metres")

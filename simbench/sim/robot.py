@@ -188,7 +188,7 @@ class Robot:
             return sel, vals
         try:
             arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ShapeError(f"{what} = {value!r}; expected {self.dof} numbers for joints "
                              f"{list(self.joint_names)} or a mapping by joint name") from None
         if arr.shape != (self.dof,):

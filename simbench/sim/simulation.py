@@ -390,7 +390,7 @@ class Simulation:
         if target is not None:
             try:
                 t = np.asarray(target, dtype=float)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise ShapeError(f"camera target = {target!r}; expected (3,) finite metres, "
                                  "a point [x, y, z]") from None
             if t.shape != (3,) or not np.all(np.isfinite(t)):

@@ -68,7 +68,7 @@ def prepare(targets: list[str], *, samples: Any = 50, seed: Any = 0, chunk_size:
     states = check_count(50 if samples is None else samples, "samples (states per robot)")
     try:
         tol_v = float(tol)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         tol_v = math.nan
     if not (math.isfinite(tol_v) and tol_v > 0):
         raise SimbenchError(f"tol = {tol!r}; expected a positive number")

@@ -45,7 +45,7 @@ def state_bounds(model: Any, qd_max: float, qdd_max: float) -> tuple[list[float]
 def _positive(value: Any, what: str) -> float:
     try:
         v = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         v = math.nan
     if not (math.isfinite(v) and v >= 0):
         raise SimbenchError(f"{what} = {value!r}; expected a finite number >= 0")
