@@ -261,6 +261,13 @@ CASES = [
     C("id-fext-shape", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'b': np.zeros(3)})"), {}, "f_ext['b'] has shape (3,)", "expected (..., 6)"),
     C("id-fext-nan", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'b': [np.nan] * 6})"), {}, "f_ext['b'] holds a non-finite value", "expected finite numbers"),
     C("id-overflow-batch", api("dyn.inverse_dynamics(arm, np.zeros((40, 2)), np.full((40, 2), 1e200), np.zeros((40, 2)))"), {}, "max |qd| = 1e+200", "small enough for float64"),
+    # large float64 batches run the kernels first and check the results (inputs.plain_batch): the same errors
+    C("id-nan-large-batch", api("dyn.inverse_dynamics(arm, np.zeros((2000, 2)), np.where(np.arange(4000).reshape(2000, 2) == 2467, np.nan, 0.0), np.zeros((2000, 2)))"), {}, "qd holds a non-finite value nan at index (1233, 1) (joint 'theta2')", "expected finite numbers"),
+    C("id-inf-large-batch-qdd", api("dyn.inverse_dynamics(arm, np.zeros((2000, 2)), np.zeros((2000, 2)), np.where(np.arange(4000).reshape(2000, 2) == 6, -np.inf, 0.0))"), {}, "qdd holds a non-finite value -inf at index (3, 0) (joint 'theta1')", "expected finite numbers"),
+    C("id-overflow-large-batch", api("dyn.inverse_dynamics(arm, np.zeros((2000, 2)), np.full((2000, 2), 1e200), np.zeros((2000, 2)))"), {}, "max |qd| = 1e+200", "small enough for float64"),
+    C("mass-matrix-nan-large-batch", api("dyn.mass_matrix(arm, np.where(np.arange(4000).reshape(2000, 2) == 3999, np.nan, 0.0))"), {}, "q holds a non-finite value nan at index (1999, 1) (joint 'theta2')", "expected finite numbers"),
+    C("fd-nan-large-batch", api("dyn.forward_dynamics(arm, np.where(np.arange(4000).reshape(2000, 2) == 0, np.nan, 0.0), np.zeros((2000, 2)), np.zeros((2000, 2)))"), {}, "q holds a non-finite value nan at index (0, 0) (joint 'theta1')", "expected finite numbers"),
+    C("fd-overflow-large-batch", api("dyn.forward_dynamics(arm, np.zeros((2000, 2)), np.full((2000, 2), 1e200), np.zeros((2000, 2)))"), {}, "overflowed", "velocities or torques are too large"),
     C("id-overflow-one", api("dyn.inverse_dynamics(arm, np.zeros(2), np.full(2, 1e200), np.zeros(2))"), {}, "max |qd| = 1e+200", "small enough for float64"),
     C("id-complex-array", api("dyn.inverse_dynamics(model, np.array([1j]), np.zeros(1), np.zeros(1))"), {}, "complex values", "expected real numbers"),
     C("mass-matrix-complex", api("dyn.mass_matrix(model, np.array([1j]))"), {}, "complex values", "expected real numbers"),

@@ -60,6 +60,8 @@ def test_singular_mass_matrix():
         dyn.forward_dynamics(model, np.zeros((3, 2)), np.zeros(2), np.zeros(2))
     with pytest.raises(SimbenchError, match="singular"):
         dyn.forward_dynamics(model, np.zeros((900, 2)), np.zeros(2), np.zeros(2))
+    with pytest.raises(SimbenchError, match="singular.*900 configuration"):   # a plain float64 batch
+        dyn.forward_dynamics(model, np.zeros((900, 2)), np.zeros((900, 2)), np.zeros((900, 2)))
 
 
 def test_batched_serial_and_threaded_equal_single():

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..model import RobotModel
 from . import kernels as K
-from .inputs import SERIAL_ROWS, fast1, joint_arrays
+from .inputs import SERIAL_ROWS, fast1, joint_arrays, plain_batch
 from .kernels import entries as E
 from .packing import KEY, kernel_model
 
@@ -31,6 +31,10 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
         out = np.empty((q.shape[0], d.nv, d.nv))
         if E.crba_fast_rows_raw(d.packed, q, out) == E.OK:
             return out
+    if plain_batch(d, q) and np.isfinite(q).all():   # a large float64 batch, read as it is
+        M = np.empty((q.shape[0], d.nv, d.nv))
+        K.run_spans(K.crba_span, q.shape[0], d.bodies.packed, q, M)
+        return M
     batch, (Q,) = joint_arrays(model, (q, "q", "q"))
     if Q.shape[0] <= SERIAL_ROWS:
         M = np.empty((Q.shape[0], d.nv, d.nv))

@@ -16,7 +16,8 @@ from ..errors import SimbenchError
 from ..model import RobotModel
 from . import kernels as K
 from .crba import mass_matrix
-from .inputs import SERIAL_ROWS, fast3, general_args, joint_losses, same_gravity
+from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses, plain_batch,
+                     same_gravity, NO_FEXT)
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -55,6 +56,15 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
              gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None,
              damping: bool, friction: bool) -> np.ndarray:
+    if f_ext is None and not (damping or friction) and plain_batch(d, q, qd, tau):
+        qdd = np.empty((q.shape[0], d.nv))      # a large float64 batch, read as it is
+        K.run_spans(K.fd_span, q.shape[0], d.bodies.packed, q, qd, tau,
+                    *gravity_vector(model, gravity), NO_FEXT, False, qdd)
+        if np.isfinite(qdd).all():
+            return qdd
+        general_args(model, d, q, qd, tau, "tau", gravity, f_ext)   # a non-finite input: explained
+        _singular(model, qdd, q)
+        return qdd
     batch, Q, QD, TAU, g, F, has, tree = general_args(model, d, q, qd, tau, "tau", gravity, f_ext)
     if damping or friction:
         TAU = np.ascontiguousarray(TAU - joint_losses(d, QD, damping, friction))

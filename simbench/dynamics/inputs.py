@@ -23,13 +23,16 @@ from ..model import RobotModel, as_joint_array
 from .packing import KernelModel
 
 __all__ = ["F4", "F8", "LISTS", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
-           "fext_array", "joint_arrays", "joint_losses", "same_gravity", "general_args"]
+           "fext_array", "joint_arrays", "joint_losses", "same_gravity", "general_args",
+           "plain_batch", "NO_FEXT"]
 
 F8 = np.dtype(np.float64)
 F4 = np.dtype(np.float32)
 ND = np.ndarray
 #: batches up to this many rows run serially in the calling thread (no threads to start)
 SERIAL_ROWS = 32
+#: the external wrenches of a batch without them (never read)
+NO_FEXT = np.zeros((1, 1, 6))
 
 
 def fast3(a: Any, b: Any, c: Any) -> int:
@@ -50,6 +53,25 @@ def fast1(a: Any) -> int:
         if nd == 1 or (nd == 2 and a.shape[0] <= SERIAL_ROWS):
             return nd
     return 0
+
+
+def plain_batch(d: KernelModel, q: Any, qd: Any = None, x: Any = None) -> bool:
+    """A large batch the span kernels read as it is: q (N, nq), and qd, x (N, nv) when given, all
+    C-contiguous float64 arrays, N > SERIAL_ROWS. The caller then skips the conversions and
+    checks the *results* for non-finite values (a nan or inf in an input gives a nan or inf in
+    the torques or accelerations), and only then validates the inputs, for the clear error.
+    Measured per 10,000 iiwa configurations: the general path's conversions and finiteness
+    checks cost 150-220 us, 5-10 % of a batched inverse dynamics call."""
+    if q.__class__ is not ND or q.dtype is not F8 or q.ndim != 2 or not q.flags.c_contiguous:
+        return False
+    N = q.shape[0]
+    if N <= SERIAL_ROWS or q.shape[1] != d.nq:
+        return False
+    for a in (qd, x):
+        if a is not None and (a.__class__ is not ND or a.dtype is not F8 or a.shape != (N, d.nv)
+                              or not a.flags.c_contiguous):
+            return False
+    return True
 
 
 _SEQUENCES = (list, tuple, ND)

@@ -17,7 +17,8 @@ import numpy as np
 from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
-from .inputs import F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, general_args, joint_losses
+from .inputs import (F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, general_args, gravity_vector,
+                     joint_losses, plain_batch, NO_FEXT)
 from .kernels import entries as E
 from .packing import KEY, KernelModel, kernel_model
 
@@ -94,6 +95,13 @@ def _skip_checks_deprecated() -> None:
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
              gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None,
              damping: bool, friction: bool) -> np.ndarray:
+    if f_ext is None and not (damping or friction) and plain_batch(d, q, qd, qdd):
+        tau = np.empty((q.shape[0], d.nv))      # a large float64 batch, read as it is
+        K.run_spans(K.rnea_span, q.shape[0], d.bodies.packed, q, qd, qdd,
+                    *gravity_vector(model, gravity), NO_FEXT, False, tau)
+        if np.isfinite(tau).all():
+            return tau
+        # a non-finite input, or an overflow: the general path checks the inputs and explains
     batch, Q, QD, QDD, g, F, has, tree = general_args(model, d, q, qd, qdd, "qdd", gravity, f_ext)
     tau = np.empty((Q.shape[0], d.nv))
     if Q.shape[0] <= SERIAL_ROWS:
