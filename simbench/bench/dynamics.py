@@ -276,7 +276,9 @@ json.dump(out, sys.stdout)
 
 def first_use_rows() -> list[Row]:
     """Seconds of the first call of each public function in a fresh process with an empty
-    numba cache: each compiles only the kernels it needs (the total against the 30 s target)."""
+    numba cache: each compiles only the kernels it needs (issue 14: "compiles all kernels in
+    under 30 s, or compiles each lazily"; lazily, so the slowest first call is held to 30 s, and
+    the total of all of them is shown beside it)."""
     with tempfile.TemporaryDirectory(prefix="simbench-numba-") as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "OPENBLAS_NUM_THREADS": "1"}
         res = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, check=True,
@@ -284,10 +286,12 @@ def first_use_rows() -> list[Row]:
     times: Mapping[str, float] = json.loads(res.stdout)
     quantity = "first use, empty numba cache"
     rows = [one_off("dynamics", "kuka_iiwa", quantity, k, s) for k, s in times.items()]
-    total = sum(s for k, s in times.items() if not k.startswith("import"))
-    verdict = "met" if total < FIRST_USE_TARGET_S else "MISSED"
-    rows.append(one_off("dynamics", "kuka_iiwa", quantity, "all of the calls above", total,
-                        f"each call compiles only what it needs; target < {FIRST_USE_TARGET_S:.0f} s: {verdict}"))
+    calls = {k: s for k, s in times.items() if not k.startswith("import")}
+    slowest = max(calls, key=calls.__getitem__)
+    verdict = "met" if calls[slowest] < FIRST_USE_TARGET_S else "MISSED"
+    rows.append(one_off("dynamics", "kuka_iiwa", quantity, "all of the calls above", sum(calls.values()),
+                        f"compiled lazily, each call only what it needs: the slowest first call "
+                        f"({slowest}, {calls[slowest]:.1f} s) target < {FIRST_USE_TARGET_S:.0f} s: {verdict}"))
     return rows
 
 
