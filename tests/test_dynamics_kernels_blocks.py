@@ -133,3 +133,48 @@ def test_threaded_spans_against_pinocchio(spec, floating):
         assert rel_err(M[s], mp.back_matrix(symmetric(pin.crba(pm, pd, qp)))) < TOL
         assert rel_err(qdd[s], A[s]) < 1e-8
     assert len(rows) == 17
+
+
+def test_batches_from_two_user_threads_at_once():
+    """Two threads of a user's program run large batches at the same time, each on the dynamics'
+    threads (the calling thread takes spans too, beside the pool's): every row equals the
+    one-thread batch, and sampled rows equal Pinocchio."""
+    import threading
+
+    pin = require("pinocchio")
+    model = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    pm = pinocchio_model(model)
+    pd = pm.createData()
+    mp = PinocchioMap(model, pm)
+    rng = np.random.default_rng(11)
+    n = 3000 + 3
+    batches = [(model.random_configuration(rng, n), rng.normal(size=(n, 7)), rng.normal(size=(n, 7)))
+               for _ in range(2)]
+    set_threads(1)
+    try:
+        serial = [dyn.inverse_dynamics(model, *b) for b in batches]
+    finally:
+        set_threads(None)
+    results: list[list[np.ndarray]] = [[], []]
+    set_threads(2)
+    try:
+        def run(i: int) -> None:
+            for _ in range(5):
+                results[i].append(dyn.inverse_dynamics(model, *batches[i]))
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        set_threads(None)
+    compared = 0
+    for i in range(2):
+        assert len(results[i]) == 5
+        for tau in results[i]:
+            assert np.array_equal(tau, serial[i])
+        Q, V, A = batches[i]
+        for s in list(range(0, n, 500)) + [n - 1]:
+            assert rel_err(serial[i][s], mp.back(pin.rnea(pm, pd, mp.q(Q[s]), mp.v(V[s]), mp.v(A[s])))) < TOL
+            compared += 1
+    assert compared == 16
