@@ -134,7 +134,7 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
     origin) as (Nf, nb, 6) over the bodies of the link tree, Nf = 1 or prod(batch); a (1, 1, 6)
     placeholder and False without external wrenches."""
     if f_ext is None or len(f_ext) == 0:
-        return np.zeros((1, 1, 6)), False
+        return NO_FEXT, False
     if not isinstance(f_ext, Mapping):
         raise ShapeError(f"f_ext must be a dict link name -> 6-vector [torque, force] (world frame, "
                          f"about the link origin), got {type(f_ext).__name__}")
