@@ -299,7 +299,13 @@ def run(robots: Any = None, *, first_use: bool = True, notes: list[str] | None =
         **settings: Any) -> list[Row]:
     """The suite's rows for ``robots`` (see :func:`resolve_robots`); ``settings`` go to
     :func:`robot_rows`."""
+    from ..dynamics.kernels.entries import CALL
+
     notes = [] if notes is None else notes
+    notes.append("single calls and small batches: " + (
+        "one C call into the kernel (the extension simbench/dynamics/kernels/_call.c)" if CALL is not None
+        else "the Python fast path (the C extension kernels/_call.c is not built: no C compiler "
+             "when simbench was installed)"))
     rows: list[Row] = []
     for name, (spec, floating) in resolve_robots(robots).items():
         log.info("dynamics: %s", name)

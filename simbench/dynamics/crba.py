@@ -14,6 +14,7 @@ from ..model import RobotModel
 from . import kernels as K
 from .inputs import SERIAL_ROWS, fast1, joint_arrays, plain_batch
 from .kernels import entries as E
+from .kernels.entries import CALL
 from .packing import KEY, kernel_model
 
 __all__ = ["mass_matrix"]
@@ -22,7 +23,11 @@ __all__ = ["mass_matrix"]
 def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     """``M(q)``, shape (..., nv, nv), for ``q`` (..., nq)."""
     d = model._cache.get(KEY) or kernel_model(model)
-    nd = fast1(q)
+    if CALL is not None:   # one configuration in any common form, or a small batch: one C call
+        out = CALL(E.crba_c.address, d.packed, d.nv, d.nv, q)
+        if out is not None:
+            return out
+    nd = fast1(q) if CALL is None else 0   # without the C extension (kernels/_call.c)
     if nd == 1:
         out = np.empty((d.nv, d.nv))
         if E.crba_fast_raw(d.packed, q, out) == E.OK:

@@ -19,6 +19,7 @@ from .crba import mass_matrix
 from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses, plain_batch,
                      same_gravity, NO_FEXT)
 from .kernels import entries as E
+from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
 
 __all__ = ["forward_dynamics", "Overflow"]
@@ -38,7 +39,15 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     """
     d = model._cache.get(KEY) or kernel_model(model)
     if f_ext is None and not damping and not friction and same_gravity(d, gravity):
-        nd = fast3(q, qd, tau)
+        if CALL is not None:   # one configuration in any common form, or a small batch: one C call
+            out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau)
+            if out is not None:
+                if out.ndim == 2:
+                    _singular(model, out, q)
+                elif d.nv and out[0] != out[0]:   # all-nan: singular M or overflow
+                    _singular(model, out, q)
+                return out
+        nd = fast3(q, qd, tau) if CALL is None else 0   # without the C extension (kernels/_call.c)
         if nd == 1:
             out = np.empty(d.nv)
             if E.fd_fast_raw(d.packed, q, qd, tau, out) == E.OK:

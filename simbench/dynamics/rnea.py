@@ -20,6 +20,7 @@ from .forward import Overflow
 from .inputs import (F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, general_args, gravity_vector,
                      joint_losses, plain_batch, NO_FEXT)
 from .kernels import entries as E
+from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
 
 __all__ = ["inverse_dynamics", "bias_forces", "gravity_torques"]
@@ -45,40 +46,51 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         _skip_checks_deprecated()
     if f_ext is None and not (damping or friction) and (
             gravity is None or (gravity.__class__ is tuple and gravity == d.gravity)):
-        # the fast path: one test of the inputs (inputs.fast3, written out: no call)
-        if q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and \
-                q.dtype is F8 and qd.dtype is F8 and qdd.dtype is F8:
-            nd = q.ndim
-            if nd == 1 and qd.ndim == 1 and qdd.ndim == 1:
-                out = np.empty(d.nv)
-                if E.id_fast_raw(d.packed, q, qd, qdd, out) == E.OK:
-                    return out
-            elif nd == 2 and qd.ndim == 2 and qdd.ndim == 2 and q.shape[0] <= SERIAL_ROWS:
-                out = np.empty((q.shape[0], d.nv))
-                if E.id_fast_rows_raw(d.packed, q, qd, qdd, out) == E.OK:
-                    return out
-        elif q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and q.dtype is F4 and \
-                qd.dtype is F4 and qdd.dtype is F4 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
-            out = np.empty(d.nv)                     # float32: read as it is
-            if E.id_fast32_raw(d.packed, q, qd, qdd, out) == E.OK:
-                return out
-        elif q.__class__ in LISTS and qd.__class__ in LISTS and qdd.__class__ in LISTS and \
-                len(q) == d.nq and len(qd) == d.nv and len(qdd) == d.nv:
-            try:   # lists, tuples: packed as float64 by one call (KernelModel.pack3)
-                buf = d.pack3(*q, *qd, *qdd)
-            except (struct.error, TypeError, OverflowError):
-                buf = None                           # not numbers: the general path explains
-            if buf is not None:
-                out = np.empty(d.nv)
-                if E.id_fast_seq_raw(d.packed, buf, out) == E.OK:
-                    return out
-        else:
-            q1, qd1, qdd1 = as_float3(q, qd, qdd)   # other dtypes, lists beside arrays: one each
-            if q1 is not None:
-                out = np.empty(d.nv)
-                if E.id_fast_raw(d.packed, q1, qd1, qdd1, out) == E.OK:
-                    return out
+        # one configuration in any common form, or a small batch: one C call (kernels/_call.c)
+        out = (CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd) if CALL is not None
+               else _fast(d, q, qd, qdd))
+        if out is not None:
+            return out
     return _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
+
+
+def _fast(d: KernelModel, q: Any, qd: Any, qdd: Any) -> np.ndarray | None:
+    """The fast path where the C extension is not built: one configuration as float64 or
+    float32 arrays, lists or tuples, or a small float64 batch; None if not taken (the general
+    path then checks the inputs and explains)."""
+    if q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and \
+            q.dtype is F8 and qd.dtype is F8 and qdd.dtype is F8:
+        nd = q.ndim
+        if nd == 1 and qd.ndim == 1 and qdd.ndim == 1:
+            out = np.empty(d.nv)
+            if E.id_fast_raw(d.packed, q, qd, qdd, out) == E.OK:
+                return out
+        elif nd == 2 and qd.ndim == 2 and qdd.ndim == 2 and q.shape[0] <= SERIAL_ROWS:
+            out = np.empty((q.shape[0], d.nv))
+            if E.id_fast_rows_raw(d.packed, q, qd, qdd, out) == E.OK:
+                return out
+        return None
+    if q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and q.dtype is F4 and \
+            qd.dtype is F4 and qdd.dtype is F4 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
+        out = np.empty(d.nv)                     # float32: read as it is
+        if E.id_fast32_raw(d.packed, q, qd, qdd, out) == E.OK:
+            return out
+    elif q.__class__ in LISTS and qd.__class__ in LISTS and qdd.__class__ in LISTS and \
+            len(q) == d.nq and len(qd) == d.nv and len(qdd) == d.nv:
+        try:   # lists, tuples: packed as float64 by one call (KernelModel.pack3)
+            buf = d.pack3(*q, *qd, *qdd)
+        except (struct.error, TypeError, OverflowError):
+            return None                          # not numbers: the general path explains
+        out = np.empty(d.nv)
+        if E.id_fast_seq_raw(d.packed, buf, out) == E.OK:
+            return out
+    else:
+        q1, qd1, qdd1 = as_float3(q, qd, qdd)   # other dtypes, lists beside arrays: one each
+        if q1 is not None:
+            out = np.empty(d.nv)
+            if E.id_fast_raw(d.packed, q1, qd1, qdd1, out) == E.OK:
+                return out
+    return None
 
 
 _warned: list[bool] = []

@@ -16,6 +16,9 @@
 * :func:`entry`: a function Python calls, with one explicit signature, compiled (or loaded from
   the cache) the first time it is called, not at import; each entry compiles only what it
   needs. The first compilation is announced on the ``simbench.dynamics`` logger.
+* :func:`centry`: a C function (numba ``cfunc``, cached on disk) compiled the first time its
+  :attr:`~_CEntry.address` is read; the C extension ``_call`` calls it with the arguments of one
+  call (:mod:`.entries`).
 * :func:`drop_stale_cache`: numba's ``cache=True`` checks only the file of the function it
   loads, while the kernels inline steps and layout constants from the other modules of this
   package: after one of those changes (an update, a merge) numba would load machine code built
@@ -31,9 +34,10 @@ import logging
 import os
 import sys
 import time
+from functools import cached_property
 from typing import Any
 
-from numba import njit
+from numba import cfunc, njit
 
 FASTMATH = frozenset({"contract", "reassoc", "nsz", "arcp"})
 log = logging.getLogger("simbench.dynamics")
@@ -157,3 +161,31 @@ def _cache_dir(disp: Any) -> str:
         return str(disp._cache._cache_path)
     except AttributeError:
         return "numba's cache directory"
+
+
+class _CEntry:
+    """A C function of signature ``sig`` compiled from ``fn`` at the first read of
+    :attr:`address` (then a plain attribute: the hot path reads one instance attribute)."""
+
+    def __init__(self, fn: Any, sig: Any):
+        self.fn, self.sig, self.name = fn, sig, fn.__name__
+        self.__doc__ = fn.__doc__
+
+    @cached_property
+    def address(self) -> int:
+        """The function's address, for :mod:`._call`."""
+        probe = njit(cache=True)(self.fn)   # never compiled: numba's cache index of fn
+        cached = _is_cached(probe)
+        if not cached:
+            log.info("compiling simbench dynamics kernel %s once (about %d s); cached in %s",
+                     self.name, COMPILE_SECONDS, _cache_dir(probe))
+        t0 = time.perf_counter()
+        self.compiled = cfunc(self.sig, cache=True, fastmath=set(FASTMATH), error_model="numpy")(self.fn)
+        if not cached:
+            log.info("compiled %s in %.1f s", self.name, time.perf_counter() - t0)
+        return int(self.compiled.address)
+
+
+def centry(sig: Any) -> Any:
+    """Decorator: a lazily compiled C function (see :class:`_CEntry`)."""
+    return lambda fn: _CEntry(fn, sig)

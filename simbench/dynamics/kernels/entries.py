@@ -12,6 +12,11 @@ Every entry takes a tree as one flat array (:mod:`.tree`). ``*_fast`` use the mo
 and no external wrench; the ``*_rows`` entries take gravity and external wrenches (``fext``
 (N or 1, nb, 6)).
 ``*_fast_rows`` and ``*_rows`` loop over rows serially (small batches: no threads to start).
+
+``*_c``: the same single calls as C functions on float64 pointers (:func:`._jit.centry`), for
+the C extension :data:`CALL` (``_call.c``): ``call(fn.address, P, rows, cols, x0[, x1, x2])``
+returns the result, or None when it did not take the input (another form, or a status other
+than OK). :data:`CALL` is None where the extension was not built.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import numba
 import numpy as np
 from numba import types
 
-from ._jit import entry, jit
+from ._jit import centry, entry, jit
 from .crba import crba_row
 from .forward import fd_row
 from .layout import ARR1, ARR2, C_G, FEXT, TREE
@@ -36,6 +41,16 @@ ARR1_32 = "Array(float32, 1, 'A', readonly=True)"
 SEQ = numba.typeof(b"")
 
 OK, BAD_SHAPE, NOT_FINITE = 0, 1, 2
+
+try:
+    from ._call import call as CALL
+except ImportError:  # built without a C compiler: the Python fast path runs instead
+    CALL = None
+
+_D = types.CPointer(types.float64)
+#: ``status(P, nP, x0, n0, x1, n1, x2, n2, out, nout)`` of the ``*_c`` functions
+C_SIG = types.int64(_D, types.int64, _D, types.int64, _D, types.int64, _D, types.int64, _D,
+                    types.int64)
 
 #: the external wrenches of a call without them (never read)
 FEXT0 = np.zeros((1, 6))
@@ -89,6 +104,8 @@ def id_one(P, q, qd, qdd, out):
         rnea_row(P, q, qd, qdd, 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
         if not finite(out):   # finite inputs, overflowing torques: the caller explains
             st = NOT_FINITE
+    elif st == OK:
+        st = BAD_SHAPE
     return st
 
 
@@ -96,6 +113,13 @@ def id_one(P, q, qd, qdd, out):
 def id_fast(P, q, qd, qdd, out):
     """RNEA of one configuration, the model's gravity, no external wrench."""
     return id_one(P, q, qd, qdd, out)
+
+
+@centry(C_SIG)
+def id_c(P, nP, q, nq, qd, nqd, qdd, nqdd, out, nout):
+    """:func:`id_fast` on pointers (see the module docstring)."""
+    return id_one(numba.carray(P, nP), numba.carray(q, nq), numba.carray(qd, nqd),
+                  numba.carray(qdd, nqdd), numba.carray(out, nout))
 
 
 @entry(f"int64({TREE}, {ARR1_32}, {ARR1_32}, {ARR1_32}, float64[::1])")
@@ -142,15 +166,30 @@ def id_rows(P, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, out):
 
 
 # ------------------------------------------------------------------ mass matrix
-@entry(f"int64({TREE}, {ARR1}, float64[:, ::1])")
-def crba_fast(P, q, out):
+@jit(inline="always")
+def crba_one(P, q, out):
     nb, nq, nv = sizes(P)
-    if q.shape[0] != nq or out.shape[0] != nv:
+    if q.shape[0] != nq or out.shape[0] != nv or out.shape[1] != nv:
         return BAD_SHAPE
     if not finite(q):
         return NOT_FINITE
     crba_row(P, q, out)
     return OK
+
+
+@entry(f"int64({TREE}, {ARR1}, float64[:, ::1])")
+def crba_fast(P, q, out):
+    return crba_one(P, q, out)
+
+
+@centry(C_SIG)
+def crba_c(P, nP, q, nq, _x1, _n1, _x2, _n2, out, nout):
+    """:func:`crba_fast` on pointers (``out``: nv * nv entries)."""
+    Pa = numba.carray(P, nP)
+    nv = sizes(Pa)[2]
+    if nout != nv * nv:
+        return BAD_SHAPE
+    return crba_one(Pa, numba.carray(q, nq), numba.carray(out, (nv, nv)))
 
 
 @entry(f"int64({TREE}, {ARR2}, float64[:, :, ::1])")
@@ -166,15 +205,30 @@ def crba_fast_rows(P, Q, out):
 
 
 # ------------------------------------------------------------------ forward dynamics
-@entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
-def fd_fast(P, q, qd, tau, out):
+@jit(inline="always")
+def fd_one(P, q, qd, tau, out):
     """Forward dynamics of one configuration, the model's gravity; all-nan if M is singular."""
     nb, nq, nv = sizes(P)
     st = check3(nq, nv, q, qd, tau)
     if st == OK and out.shape[0] == nv:
         g = frow(0) + U(C_G)
         fd_row(P, q, qd, tau, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
+    elif st == OK:
+        st = BAD_SHAPE
     return st
+
+
+@entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
+def fd_fast(P, q, qd, tau, out):
+    """Forward dynamics of one configuration, the model's gravity; all-nan if M is singular."""
+    return fd_one(P, q, qd, tau, out)
+
+
+@centry(C_SIG)
+def fd_c(P, nP, q, nq, qd, nqd, tau, ntau, out, nout):
+    """:func:`fd_fast` on pointers."""
+    return fd_one(numba.carray(P, nP), numba.carray(q, nq), numba.carray(qd, nqd),
+                  numba.carray(tau, ntau), numba.carray(out, nout))
 
 
 @entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
