@@ -103,19 +103,20 @@ def _forms(model: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> di
     """The fast path's input forms, each built outside the timed call."""
     from .. import dynamics as dyn
 
-    lists = [x.tolist() for x in (q, v, a)]
-    ro = [np.array(x) for x in (q, v, a)]
-    for x in ro:
+    lq, lv, la = (x.tolist() for x in (q, v, a))
+    rq, rv, ra = (np.array(x) for x in (q, v, a))
+    for x in (rq, rv, ra):
         x.setflags(write=False)
-    f32 = [x.astype(np.float32) for x in (q, v, a)]
-    one_row = [x[None] for x in (q, v, a)]
+    fq, fv, fa = (x.astype(np.float32) for x in (q, v, a))
+    oq, ov, oa = (x[None] for x in (q, v, a))
     g = tuple(float(x) for x in model.gravity)
+    # each called as the plain form is, with three variables (a star call would cost more)
     return {PLAIN: lambda: dyn.inverse_dynamics(model, q, v, a),
-            "list": lambda: dyn.inverse_dynamics(model, *lists),
-            "read-only arrays": lambda: dyn.inverse_dynamics(model, *ro),
-            "float32": lambda: dyn.inverse_dynamics(model, *f32),
+            "list": lambda: dyn.inverse_dynamics(model, lq, lv, la),
+            "read-only arrays": lambda: dyn.inverse_dynamics(model, rq, rv, ra),
+            "float32": lambda: dyn.inverse_dynamics(model, fq, fv, fa),
             "gravity as an equal tuple": lambda: dyn.inverse_dynamics(model, q, v, a, gravity=g),
-            "one-row batch": lambda: dyn.inverse_dynamics(model, *one_row)}
+            "one-row batch": lambda: dyn.inverse_dynamics(model, oq, ov, oa)}
 
 
 def _target_notes(quantity: str, floating: bool, rows: list[Row]) -> list[Row]:

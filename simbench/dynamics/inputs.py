@@ -1,15 +1,15 @@
 """Arguments of the dynamics functions: the fast-path test, validation with clear errors, and
 the conversions of the general path.
 
-The fast path (:func:`fast3` / :func:`fast1`) is decided by one test before the call: every joint
-array is a float64 ``numpy.ndarray`` with the same number of dimensions (1: one configuration;
-2: a small batch run serially). Lengths and finiteness are then checked inside the compiled entry,
-which returns a status. One configuration given as lists or tuples is packed as float64 by one
-``struct.pack`` (``KernelModel.pack3``) for a compiled entry that reads the bytes (one pack
-costs less than one of the three ``np.asarray`` calls it replaces); anything else
-(other dtypes, broadcasting, large batches, external wrenches, another gravity) takes the
-general path, which converts once and raises the clear error for bad input
-(:func:`simbench.model.as_joint_array`).
+One configuration or a small batch first goes to the C entry (``kernels/_call.c``, where it was
+built): it reads float64 and float32 arrays, lists and tuples of numbers itself, and the compiled
+entry checks lengths and finiteness and returns a status. Where the extension is not built, the
+Python fast path (:func:`fast3` / :func:`fast1`) is one test before the call: every joint array
+is a float64 ``numpy.ndarray`` with the same number of dimensions (1: one configuration; 2: a
+small batch run serially); lists and tuples are packed as float64 by one ``struct.pack``
+(``KernelModel.pack3``). Anything else (other dtypes, broadcasting, large batches, external
+wrenches, another gravity) takes the general path, which converts once and raises the clear
+error for bad input (:func:`simbench.model.as_joint_array`).
 """
 from __future__ import annotations
 
