@@ -54,4 +54,17 @@ version="$("$bin/python" -m simbench --version)"
 expected="simbench $("$bin/python" -c 'import importlib.metadata as m; print(m.version("simbench"))')"
 test "$version" = "$expected"
 "$bin/python" -c "import simbench, pathlib; assert 'site-packages' in simbench.__file__, simbench.__file__"
-say "ok: demo --direct, info simbench:planar_2r.urdf, python -m simbench --version ($version) from $work/run"
+# the single-call C entry is in the wheel and runs (where this machine has a C compiler)
+if command -v cc >/dev/null 2>&1; then
+    "$bin/python" - <<'EOF2'
+import numpy as np
+import simbench.dynamics as dyn
+from simbench.dynamics.kernels import entries
+from simbench.model import RobotModel
+assert entries.CALL is not None, "the wheel lacks the C entry simbench/dynamics/kernels/_call"
+m = RobotModel.from_urdf("simbench:planar_2r.urdf")
+tau = dyn.inverse_dynamics(m, [0.0, 0.0], [0.0, 0.0], [0.0, 0.0])
+assert tau.shape == (2,) and np.isfinite(tau).all(), tau
+EOF2
+fi
+say "ok: demo --direct, info simbench:planar_2r.urdf, python -m simbench --version ($version), the C entry of the dynamics, from $work/run"
