@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import types
 
-from ._jit import centry, entry, jit
+from ._jit import centry, entry, jit, step
 from .crba import crba_row
 from .forward import fd_row
 from .layout import ARR1, ARR2, C_G, FEXT, TREE
@@ -115,11 +115,18 @@ def id_fast(P, q, qd, qdd, out):
     return id_one(P, q, qd, qdd, out)
 
 
+@step
+def views(P, nP, x0, n0, x1, n1, x2, n2, out, nout):
+    """The arrays behind the pointers of a ``*_c`` call (:data:`C_SIG`)."""
+    return (numba.carray(P, nP), numba.carray(x0, n0), numba.carray(x1, n1),
+            numba.carray(x2, n2), numba.carray(out, nout))
+
+
 @centry(C_SIG)
 def id_c(P, nP, q, nq, qd, nqd, qdd, nqdd, out, nout):
     """:func:`id_fast` on pointers (see the module docstring)."""
-    return id_one(numba.carray(P, nP), numba.carray(q, nq), numba.carray(qd, nqd),
-                  numba.carray(qdd, nqdd), numba.carray(out, nout))
+    Pa, qa, qda, qdda, outa = views(P, nP, q, nq, qd, nqd, qdd, nqdd, out, nout)
+    return id_one(Pa, qa, qda, qdda, outa)
 
 
 @entry(f"int64({TREE}, {ARR1_32}, {ARR1_32}, {ARR1_32}, float64[::1])")
@@ -227,8 +234,8 @@ def fd_fast(P, q, qd, tau, out):
 @centry(C_SIG)
 def fd_c(P, nP, q, nq, qd, nqd, tau, ntau, out, nout):
     """:func:`fd_fast` on pointers."""
-    return fd_one(numba.carray(P, nP), numba.carray(q, nq), numba.carray(qd, nqd),
-                  numba.carray(tau, ntau), numba.carray(out, nout))
+    Pa, qa, qda, taua, outa = views(P, nP, q, nq, qd, nqd, tau, ntau, out, nout)
+    return fd_one(Pa, qa, qda, taua, outa)
 
 
 @entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
