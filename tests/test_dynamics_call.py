@@ -61,6 +61,7 @@ def _forms(model, Q, QD, X):
         "read-only": tuple(ro),
         "strided": tuple(np.repeat(a, 2)[::2] for a in (q, qd, x)),
         "float32": tuple(f32),
+        "big-endian float64": tuple(a.astype(">f8") for a in (q, qd, x)),
         "lists of floats": tuple(a.tolist() for a in (q, qd, x)),
         "tuples": tuple(tuple(a.tolist()) for a in (q, qd, x)),
         "lists of numpy floats": tuple(list(a) for a in (q, qd, x)),
@@ -93,7 +94,7 @@ def test_every_input_form_gives_pinocchios_numbers(model, path):
         assert qdd2.shape == lead + (model.nv,), name
         assert rel_err(qdd2, pin.forward_dynamics(fa, fb, fc)) < 1e-10, name
         compared += 3
-    assert compared == 3 * 12
+    assert compared == 3 * 13
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -9,9 +9,9 @@
  * ``address``: a numba ``cfunc`` of :mod:`.entries` (``int64 f(P, nP, x0, n0, x1, n1, x2, n2,
  * out, nout)`` on float64 pointers, returning 0 for OK); ``P``: the packed tree (:mod:`.tree`),
  * a C-contiguous float64 array; ``x0 .. x2``: one configuration each (q, q', q'' or tau), as a
- * 1-D float64 or float32 ndarray (any stride, read-only or not) or a list or tuple of Python
- * floats and ints. A float64 contiguous array is read in place; the other forms are copied to
- * float64 on the stack. The kernel checks the lengths and finiteness.
+ * 1-D float64 or float32 ndarray (native byte order, any stride, read-only or not) or a list or
+ * tuple of Python floats and ints. A float64 contiguous array is read in place; the other forms
+ * are copied to float64 on the stack. The kernel checks the lengths and finiteness.
  *
  * None means "not taken here": another input form, a length over CAP, or a status other than
  * OK (bad length, nan or inf, overflow). The Python caller then takes its general path, which
@@ -65,7 +65,7 @@ static Py_ssize_t gather(PyObject *x, double *buf, double **ptr)
 {
     if (PyArray_CheckExact(x)) {
         PyArrayObject *a = (PyArrayObject *)x;
-        if (PyArray_NDIM(a) != 1 || !PyArray_ISALIGNED(a))
+        if (PyArray_NDIM(a) != 1 || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a))
             return -1;
         return gather_strided(PyArray_BYTES(a), PyArray_DIM(a, 0), PyArray_STRIDE(a, 0),
                               PyArray_TYPE(a), buf, ptr);
@@ -101,7 +101,8 @@ static Py_ssize_t batch_rows(PyObject *x)
     if (!PyArray_CheckExact(x))
         return -1;
     PyArrayObject *a = (PyArrayObject *)x;
-    if (PyArray_NDIM(a) != 2 || !PyArray_ISALIGNED(a) || PyArray_DIM(a, 0) > MAX_ROWS)
+    if (PyArray_NDIM(a) != 2 || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) ||
+        PyArray_DIM(a, 0) > MAX_ROWS)
         return -1;
     return PyArray_DIM(a, 0);
 }
@@ -122,15 +123,20 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     kernel_fn fn = (kernel_fn)PyLong_AsVoidPtr(args[0]);
-    Py_ssize_t rows = PyLong_AsSsize_t(args[2]), cols = PyLong_AsSsize_t(args[3]);
-    if (PyErr_Occurred())
+    if (fn == NULL && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t rows = PyLong_AsSsize_t(args[2]);
+    if (rows == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t cols = PyLong_AsSsize_t(args[3]);
+    if (cols == -1 && PyErr_Occurred())
         return NULL;
     if (fn == NULL || rows < 0 || cols < -1 || !PyArray_CheckExact(args[1]) ||
         PyArray_TYPE((PyArrayObject *)args[1]) != NPY_DOUBLE ||
         !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)args[1]) ||
         !PyArray_ISWRITEABLE((PyArrayObject *)args[1])) {
         PyErr_SetString(PyExc_TypeError, "call: expected a kernel address, the packed tree "
-                                         "(writable C-contiguous float64), rows >= 0 and cols >= -1");
+                        "(writable C-contiguous float64), rows >= 0 and cols >= -1");
         return NULL;
     }
     double *P = (double *)PyArray_DATA((PyArrayObject *)args[1]);
@@ -159,8 +165,9 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         out = PyArray_SimpleNew(nd, dims, NPY_DOUBLE);
         if (out == NULL)
             return NULL;
-        if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2],
-               (double *)PyArray_DATA((PyArrayObject *)out), PyArray_SIZE((PyArrayObject *)out)) != 0) {
+        double *o = (double *)PyArray_DATA((PyArrayObject *)out);
+        npy_intp size = PyArray_SIZE((PyArrayObject *)out);
+        if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2], o, size) != 0) {
             Py_DECREF(out);
             Py_RETURN_NONE;
         }
@@ -190,8 +197,10 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_call",
-                                    "The single-call entry of the dynamics kernels.", -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_call", "The single-call entry of the dynamics kernels.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
 
 PyMODINIT_FUNC PyInit__call(void)
 {
