@@ -69,6 +69,8 @@ def _forms(model, Q, QD, X):
         "one-row batch": tuple(a[None] for a in (q, qd, x)),
         "small batch, Fortran order": tuple(np.asfortranarray(A) for A in (Q, QD, X)),
         "small batch, float32": tuple(A.astype(np.float32) for A in (Q, QD, X)),
+        "rows broadcast by stride 0": tuple(np.broadcast_to(a, (3, a.size)) for a in (q, qd, x)),
+        "a batch beside one configuration": (Q, qd, x),
         f"batch of {SERIAL_ROWS} rows": tuple(np.repeat(A[:1], SERIAL_ROWS, axis=0) for A in (Q, QD, X)),
     }
     # the float64 values (quaternions of float32 forms normalised, as the dynamics read them)
@@ -83,7 +85,7 @@ def test_every_input_form_gives_pinocchios_numbers(model, path):
     pin = PinocchioDynamics(model)
     compared = 0
     for name, (a, b, c, (fa, fb, fc)) in _forms(model, Q, QD, X).items():
-        lead = np.shape(fa)[:-1]
+        lead = np.broadcast_shapes(np.shape(fa)[:-1], np.shape(fb)[:-1], np.shape(fc)[:-1])
         tau = dyn.inverse_dynamics(model, a, b, c)
         assert tau.shape == lead + (model.nv,) and tau.dtype == np.float64, name
         assert rel_err(tau, pin.inverse_dynamics(fa, fb, fc)) < 1e-12, name
@@ -94,7 +96,7 @@ def test_every_input_form_gives_pinocchios_numbers(model, path):
         assert qdd2.shape == lead + (model.nv,), name
         assert rel_err(qdd2, pin.forward_dynamics(fa, fb, fc)) < 1e-10, name
         compared += 3
-    assert compared == 3 * 13
+    assert compared == 3 * 15
 
 
 @pytest.mark.parametrize("bad, message", [
