@@ -124,7 +124,8 @@ def test_dynamics_suite_fixed_and_floating_rows_with_same_run_ratios():
                 for m in ("batched", "single call")} | {"inverse dynamics, input forms"} <= quantities
         forms = [r for r in rows if r.robot == robot and r.quantity == "inverse dynamics, input forms"]
         assert [r.contender for r in forms] == [dynamics.PLAIN, "list", "read-only arrays", "float32",
-                                                "gravity as an equal tuple", "one-row batch"]
+                                                "gravity as an equal tuple", "gravity as a list",
+                                                "one-row batch"]
         assert all(r.reference == dynamics.PLAIN and "target ratio <= 1.3" in r.notes for r in forms[1:])
         batched = [r for r in rows if r.robot == robot and r.quantity == "inverse dynamics, batched"]
         assert {r.reference for r in batched} == {"pinocchio rnea loop"}

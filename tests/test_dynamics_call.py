@@ -126,3 +126,35 @@ def test_c_entry_rows_limit_is_the_serial_batch_size():
     Q = np.zeros((SERIAL_ROWS + 1, 7))
     assert E.CALL(E.id_c.address, d.packed, 7, -1, Q, Q, Q) is None
     assert E.CALL(E.id_c.address, d.packed, 7, -1, Q[1:], Q[1:], Q[1:]).shape == (SERIAL_ROWS, 7)
+
+
+def test_gravity_in_any_form_gives_pinocchios_numbers(path):
+    """Gravity as a tuple, a list (ints too), an array, or another direction (a robot mounted on
+    a wall): inverse and forward dynamics equal Pinocchio's with that gravity, one configuration
+    and a small batch."""
+    rng = np.random.default_rng(11)
+    Q, (QD, X) = IIWA.random_configuration(rng, 4), rng.normal(size=(2, 4, 7))
+    pin = PinocchioDynamics(IIWA)
+    forms = {"equal tuple": tuple(IIWA.gravity), "list of ints": [0, 0, -10],
+             "array": np.array([0.0, 0.0, -9.81]), "wall (x)": (9.81, 0.0, 0.0),
+             "float32 array": np.array([0.0, 3.0, -9.0], dtype=np.float32)}
+    compared = 0
+    for name, g in forms.items():
+        gf = [float(x) for x in g]
+        for q, qd, x in ((Q[0], QD[0], X[0]), (Q, QD, X)):
+            assert rel_err(dyn.inverse_dynamics(IIWA, q, qd, x, gravity=g),
+                           pin.inverse_dynamics(q, qd, x, gravity=gf)) < 1e-12, name
+            assert rel_err(dyn.forward_dynamics(IIWA, q, qd, x, gravity=g),
+                           pin.forward_dynamics(q, qd, x, gravity=gf)) < 1e-10, name
+            compared += 2
+    assert compared == 2 * 2 * len(forms)
+
+
+@pytest.mark.parametrize("gravity, shown", [([0.0, -9.81], r"\[0.0, -9.81\]"),
+                                            ((0.0, 0.0, float("nan")), r"\(0.0, 0.0, nan\)"),
+                                            ("abc", "'abc'")], ids=["two numbers", "nan", "a string"])
+def test_bad_gravity_is_the_clear_error_on_both_paths(gravity, shown, path):
+    q = np.zeros(7)
+    for fn in (dyn.inverse_dynamics, dyn.forward_dynamics):
+        with pytest.raises(ShapeError, match="gravity must be 3 finite numbers .*got " + shown):
+            fn(IIWA, q, q, q, gravity=gravity)

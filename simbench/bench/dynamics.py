@@ -10,7 +10,7 @@ whose reference is Pinocchio's call in our order (:mod:`simbench.oracles.pinocch
   ``calculateMassMatrix`` (fixed bases), the Lagrangian path (:mod:`simbench.dynamics.lagrange`)
   and the sympy model (:mod:`simbench.bench.symbolic`) alongside;
 * every input form of the fast path (a list, a read-only array, float32, gravity as an equal
-  tuple, a one-row batch) against the plain float64 call;
+  tuple or as a list, a one-row batch) against the plain float64 call;
 * floating bases: the a1 quadruped and the humanoid of ``pybullet_data``;
 * the first use of each public function with an empty numba cache (a fresh process).
 
@@ -110,12 +110,14 @@ def _forms(model: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> di
     fq, fv, fa = (x.astype(np.float32) for x in (q, v, a))
     oq, ov, oa = (x[None] for x in (q, v, a))
     g = tuple(float(x) for x in model.gravity)
+    gl = list(g)
     # each called as the plain form is, with three variables (a star call would cost more)
     return {PLAIN: lambda: dyn.inverse_dynamics(model, q, v, a),
             "list": lambda: dyn.inverse_dynamics(model, lq, lv, la),
             "read-only arrays": lambda: dyn.inverse_dynamics(model, rq, rv, ra),
             "float32": lambda: dyn.inverse_dynamics(model, fq, fv, fa),
             "gravity as an equal tuple": lambda: dyn.inverse_dynamics(model, q, v, a, gravity=g),
+            "gravity as a list": lambda: dyn.inverse_dynamics(model, q, v, a, gravity=gl),
             "one-row batch": lambda: dyn.inverse_dynamics(model, oq, ov, oa)}
 
 

@@ -38,27 +38,27 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     mass matrix is singular (massless moving links).
     """
     d = model._cache.get(KEY) or kernel_model(model)
-    if f_ext is None and not damping and not friction and same_gravity(d, gravity):
+    if f_ext is None and not damping and not friction:
         if CALL is not None:   # one configuration in any common form, or a small batch: one C call
-            out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau)
+            out = (CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau) if gravity is None else
+                   CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity))
             if out is not None:
-                if out.ndim == 2:
-                    _singular(model, out, q)
-                elif d.nv and out[0] != out[0]:   # all-nan: singular M or overflow
+                if out.ndim == 2 or (d.nv and out[0] != out[0]):   # all-nan: singular M, overflow
                     _singular(model, out, q)
                 return out
-        nd = fast3(q, qd, tau) if CALL is None else 0   # without the C extension (kernels/_call.c)
-        if nd == 1:
-            out = np.empty(d.nv)
-            if E.fd_fast_raw(d.packed, q, qd, tau, out) == E.OK:
-                if d.nv and out[0] != out[0]:   # all-nan: singular M or overflow
+        elif same_gravity(d, gravity):   # without the C extension (kernels/_call.c)
+            nd = fast3(q, qd, tau)
+            if nd == 1:
+                out = np.empty(d.nv)
+                if E.fd_fast_raw(d.packed, q, qd, tau, out) == E.OK:
+                    if d.nv and out[0] != out[0]:
+                        _singular(model, out, q)
+                    return out
+            elif nd == 2:
+                out = np.empty((q.shape[0], d.nv))
+                if E.fd_fast_rows_raw(d.packed, q, qd, tau, out) == E.OK:
                     _singular(model, out, q)
-                return out
-        elif nd == 2:
-            out = np.empty((q.shape[0], d.nv))
-            if E.fd_fast_rows_raw(d.packed, q, qd, tau, out) == E.OK:
-                _singular(model, out, q)
-                return out
+                    return out
     return _general(model, d, q, qd, tau, gravity, f_ext, damping, friction)
 
 

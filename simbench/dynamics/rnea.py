@@ -44,13 +44,16 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     d = model._cache.get(KEY) or kernel_model(model)
     if skip_checks:
         _skip_checks_deprecated()
-    if f_ext is None and not (damping or friction) and (
-            gravity is None or (gravity.__class__ is tuple and gravity == d.gravity)):
-        # one configuration in any common form, or a small batch: one C call (kernels/_call.c)
-        out = (CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd) if CALL is not None
-               else _fast(d, q, qd, qdd))
-        if out is not None:
-            return out
+    if f_ext is None and not (damping or friction):
+        if CALL is not None:   # one configuration in any common form, or a small batch: one C call
+            out = (CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd) if gravity is None else
+                   CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity))
+            if out is not None:
+                return out
+        elif gravity is None or (gravity.__class__ is tuple and gravity == d.gravity):
+            out = _fast(d, q, qd, qdd)   # without the C extension (kernels/_call.c)
+            if out is not None:
+                return out
     return _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
 
 

@@ -1,17 +1,18 @@
 /* The single-call entry of the dynamics: one C call from Python into a compiled kernel.
  *
- *     call(address, P, rows, cols, x0[, x1, x2]) -> ndarray (rows, cols), or (rows,) for
- *                                                   cols = -1, or None
+ *     call(address, P, rows, cols, x0[, x1, x2[, g]]) -> ndarray (rows, cols), or (rows,)
+ *                                                        for cols = -1, or None
  *
  * or, for a small batch (every x a 2-D array with the same R <= MAX_ROWS rows), one kernel call
  * per row into an ndarray (R, rows[, cols]).
  *
  * ``address``: a numba ``cfunc`` of :mod:`.entries` (``int64 f(P, nP, x0, n0, x1, n1, x2, n2,
- * out, nout)`` on float64 pointers, returning 0 for OK); ``P``: the packed tree (:mod:`.tree`),
+ * g, ng, out, nout)`` on float64 pointers, returning 0 for OK); ``P``: the packed tree (:mod:`.tree`),
  * a C-contiguous float64 array; ``x0 .. x2``: one configuration each (q, q', q'' or tau), as a
  * 1-D float64 or float32 ndarray (native byte order, any stride, read-only or not) or a list or
  * tuple of Python floats and ints. A float64 contiguous array is read in place; the other forms
- * are copied to float64 on the stack. The kernel checks the lengths and finiteness.
+ * are copied to float64 on the stack. ``g``: gravity (3 numbers in the same forms; ng = 0 when
+ * it is not given: the model's). The kernel checks the lengths and finiteness.
  *
  * None means "not taken here": another input form, a length over CAP, or a status other than
  * OK (bad length, nan or inf, overflow). The Python caller then takes its general path, which
@@ -29,7 +30,7 @@
 #include <stdint.h>
 
 typedef int64_t (*kernel_fn)(double *, int64_t, double *, int64_t, double *, int64_t,
-                             double *, int64_t, double *, int64_t);
+                             double *, int64_t, double *, int64_t, double *, int64_t);
 
 /* the longest configuration copied to the stack, and the most rows of a small batch (larger
  * ones take the Python path: the threaded span kernels) */
@@ -118,8 +119,8 @@ static Py_ssize_t gather_row(PyObject *x, Py_ssize_t r, double *buf, double **pt
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5 && nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "call(address, P, rows, cols, x0[, x1, x2])");
+    if (nargs != 5 && nargs != 7 && nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "call(address, P, rows, cols, x0[, x1, x2[, g]])");
         return NULL;
     }
     kernel_fn fn = (kernel_fn)PyLong_AsVoidPtr(args[0]);
@@ -141,9 +142,11 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     double *P = (double *)PyArray_DATA((PyArrayObject *)args[1]);
     int64_t nP = PyArray_SIZE((PyArrayObject *)args[1]);
-    int k = nargs == 7 ? 3 : 1;
-    double b[3][CAP], *x[3] = {NULL, NULL, NULL};
-    Py_ssize_t n[3] = {0, 0, 0};
+    int k = nargs == 5 ? 1 : 3;
+    double b[4][CAP], *x[3] = {NULL, NULL, NULL}, *g = NULL;
+    Py_ssize_t n[3] = {0, 0, 0}, ng = 0;
+    if (nargs == 8 && (ng = gather(args[7], b[3], &g)) != 3)   /* gravity, for every row */
+        Py_RETURN_NONE;
     npy_intp dims[3];
     int nd = 0;
 
@@ -167,7 +170,7 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         double *o = (double *)PyArray_DATA((PyArrayObject *)out);
         npy_intp size = PyArray_SIZE((PyArrayObject *)out);
-        if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2], o, size) != 0) {
+        if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2], g, ng, o, size) != 0) {
             Py_DECREF(out);
             Py_RETURN_NONE;
         }
@@ -182,7 +185,7 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         for (int i = 0; i < k; i++)
             if ((n[i] = gather_row(args[4 + i], r, b[i], &x[i])) < 0)
                 goto declined;
-        if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2], o + r * each, each) != 0)
+        if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2], g, ng, o + r * each, each) != 0)
             goto declined;
     }
     return out;

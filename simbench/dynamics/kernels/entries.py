@@ -6,7 +6,8 @@ compiled signature. Every entry writes into ``out`` (allocated by the caller: ch
 returning a new array) and returns a status instead of raising:
 
 * ``OK`` (0); ``BAD_SHAPE`` (1): a length differs from nq / nv; ``NOT_FINITE`` (2): an input
-  holds nan or inf (or, for the inverse dynamics, the torques of finite inputs overflowed). The Python caller then raises the clear error (:mod:`..inputs`).
+  holds nan or inf (or, for the inverse dynamics, the torques of finite inputs overflowed). The
+  Python caller then raises the clear error (:mod:`..inputs`).
 
 Every entry takes a tree as one flat array (:mod:`.tree`). ``*_fast`` use the model's gravity
 and no external wrench; the ``*_rows`` entries take gravity and external wrenches (``fext``
@@ -14,9 +15,9 @@ and no external wrench; the ``*_rows`` entries take gravity and external wrenche
 ``*_fast_rows`` and ``*_rows`` loop over rows serially (small batches: no threads to start).
 
 ``*_c``: the same single calls as C functions on float64 pointers (:func:`._jit.centry`), for
-the C extension :data:`CALL` (``_call.c``): ``call(fn.address, P, rows, cols, x0[, x1, x2])``
-returns the result, or None when it did not take the input (another form, or a status other
-than OK). :data:`CALL` is None where the extension was not built.
+the C extension :data:`CALL` (``_call.c``): ``call(fn.address, P, rows, cols, x0[, x1, x2[,
+gravity]])`` returns the result, or None when it did not take the input (another form, or a
+status other than OK). :data:`CALL` is None where the extension was not built.
 """
 from __future__ import annotations
 
@@ -48,9 +49,10 @@ except ImportError:  # built without a C compiler: the Python fast path runs ins
     CALL = None
 
 _D = types.CPointer(types.float64)
-#: ``status(P, nP, x0, n0, x1, n1, x2, n2, out, nout)`` of the ``*_c`` functions
+#: ``status(P, nP, x0, n0, x1, n1, x2, n2, g, ng, out, nout)`` of the ``*_c`` functions (``g``:
+#: gravity, ``ng`` = 3; or ``ng`` = 0 for the model's)
 C_SIG = types.int64(_D, types.int64, _D, types.int64, _D, types.int64, _D, types.int64, _D,
-                    types.int64)
+                    types.int64, _D, types.int64)
 
 #: the external wrenches of a call without them (never read)
 FEXT0 = np.zeros((1, 6))
@@ -94,14 +96,20 @@ def check3_rows(nq, nv, Q, QD, X, rows):
 
 
 # ------------------------------------------------------------------ inverse dynamics
+@step
+def model_gravity(P):
+    """The model's gravity, kept in row 0 of the tree."""
+    g = frow(0) + U(C_G)
+    return P[g], P[g + U(1)], P[g + U(2)]
+
+
 @jit
-def id_one(P, q, qd, qdd, out):
-    """RNEA of one configuration, the model's gravity, no external wrench."""
+def id_one(P, q, qd, qdd, gx, gy, gz, out):
+    """RNEA of one configuration, gravity (gx, gy, gz), no external wrench."""
     nb, nq, nv = sizes(P)
     st = check3(nq, nv, q, qd, qdd)
     if st == OK and out.shape[0] == nv:
-        g = frow(0) + U(C_G)
-        rnea_row(P, q, qd, qdd, 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
+        rnea_row(P, q, qd, qdd, 1.0, gx, gy, gz, FEXT0, False, out)
         if not finite(out):   # finite inputs, overflowing torques: the caller explains
             st = NOT_FINITE
     elif st == OK:
@@ -112,7 +120,8 @@ def id_one(P, q, qd, qdd, out):
 @entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
 def id_fast(P, q, qd, qdd, out):
     """RNEA of one configuration, the model's gravity, no external wrench."""
-    return id_one(P, q, qd, qdd, out)
+    gx, gy, gz = model_gravity(P)
+    return id_one(P, q, qd, qdd, gx, gy, gz, out)
 
 
 @step
@@ -122,17 +131,34 @@ def views(P, nP, x0, n0, x1, n1, x2, n2, out, nout):
             numba.carray(x2, n2), numba.carray(out, nout))
 
 
+@step
+def given_gravity(P, g, ng):
+    """(status, gx, gy, gz) of a ``*_c`` call: the model's gravity when ng = 0, else the 3
+    finite numbers at g."""
+    if ng == 0:
+        gx, gy, gz = model_gravity(P)
+        return OK, gx, gy, gz
+    if ng != 3:
+        return BAD_SHAPE, 0.0, 0.0, 0.0
+    gx, gy, gz = g[0], g[1], g[2]
+    if not (math.isfinite(gx) and math.isfinite(gy) and math.isfinite(gz)):
+        return NOT_FINITE, 0.0, 0.0, 0.0
+    return OK, gx, gy, gz
+
+
 @centry(C_SIG)
-def id_c(P, nP, q, nq, qd, nqd, qdd, nqdd, out, nout):
-    """:func:`id_fast` on pointers (see the module docstring)."""
+def id_c(P, nP, q, nq, qd, nqd, qdd, nqdd, g, ng, out, nout):
+    """:func:`id_fast` on pointers, any gravity (see the module docstring)."""
     Pa, qa, qda, qdda, outa = views(P, nP, q, nq, qd, nqd, qdd, nqdd, out, nout)
-    return id_one(Pa, qa, qda, qdda, outa)
+    st, gx, gy, gz = given_gravity(Pa, g, ng)
+    return id_one(Pa, qa, qda, qdda, gx, gy, gz, outa) if st == OK else st
 
 
 @entry(f"int64({TREE}, {ARR1_32}, {ARR1_32}, {ARR1_32}, float64[::1])")
 def id_fast32(P, q, qd, qdd, out):
     """:func:`id_fast` for float32 arrays (read as they are; the arithmetic is float64)."""
-    return id_one(P, q, qd, qdd, out)
+    gx, gy, gz = model_gravity(P)
+    return id_one(P, q, qd, qdd, gx, gy, gz, out)
 
 
 @entry(types.int64(types.float64[::1], SEQ, types.float64[::1]))
@@ -142,7 +168,8 @@ def id_fast_seq(P, x, out):
     if len(x) != 8 * (nq + 2 * nv):
         return BAD_SHAPE
     v = np.frombuffer(x, np.float64)
-    return id_one(P, v[:nq], v[nq:nq + nv], v[nq + nv:], out)
+    gx, gy, gz = model_gravity(P)
+    return id_one(P, v[:nq], v[nq:nq + nv], v[nq + nv:], gx, gy, gz, out)
 
 
 @entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
@@ -150,10 +177,9 @@ def id_fast_rows(P, Q, QD, QDD, out):
     nb, nq, nv = sizes(P)
     st = check3_rows(nq, nv, Q, QD, QDD, out.shape[0])
     if st == OK:
-        g = frow(0) + U(C_G)
+        gx, gy, gz = model_gravity(P)
         for r in range(Q.shape[0]):
-            rnea_row(P, Q[r], QD[r], QDD[r], 1.0, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False,
-                     out[r])
+            rnea_row(P, Q[r], QD[r], QDD[r], 1.0, gx, gy, gz, FEXT0, False, out[r])
         if not finite_rows(out):
             st = NOT_FINITE
     return st
@@ -190,7 +216,7 @@ def crba_fast(P, q, out):
 
 
 @centry(C_SIG)
-def crba_c(P, nP, q, nq, _x1, _n1, _x2, _n2, out, nout):
+def crba_c(P, nP, q, nq, _x1, _n1, _x2, _n2, _g, _ng, out, nout):
     """:func:`crba_fast` on pointers (``out``: nv * nv entries)."""
     Pa = numba.carray(P, nP)
     nv = sizes(Pa)[2]
@@ -213,13 +239,12 @@ def crba_fast_rows(P, Q, out):
 
 # ------------------------------------------------------------------ forward dynamics
 @jit(inline="always")
-def fd_one(P, q, qd, tau, out):
-    """Forward dynamics of one configuration, the model's gravity; all-nan if M is singular."""
+def fd_one(P, q, qd, tau, gx, gy, gz, out):
+    """Forward dynamics of one configuration, gravity (gx, gy, gz); all-nan if M is singular."""
     nb, nq, nv = sizes(P)
     st = check3(nq, nv, q, qd, tau)
     if st == OK and out.shape[0] == nv:
-        g = frow(0) + U(C_G)
-        fd_row(P, q, qd, tau, P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out)
+        fd_row(P, q, qd, tau, gx, gy, gz, FEXT0, False, out)
     elif st == OK:
         st = BAD_SHAPE
     return st
@@ -228,14 +253,16 @@ def fd_one(P, q, qd, tau, out):
 @entry(f"int64({TREE}, {ARR1}, {ARR1}, {ARR1}, float64[::1])")
 def fd_fast(P, q, qd, tau, out):
     """Forward dynamics of one configuration, the model's gravity; all-nan if M is singular."""
-    return fd_one(P, q, qd, tau, out)
+    gx, gy, gz = model_gravity(P)
+    return fd_one(P, q, qd, tau, gx, gy, gz, out)
 
 
 @centry(C_SIG)
-def fd_c(P, nP, q, nq, qd, nqd, tau, ntau, out, nout):
-    """:func:`fd_fast` on pointers."""
+def fd_c(P, nP, q, nq, qd, nqd, tau, ntau, g, ng, out, nout):
+    """:func:`fd_fast` on pointers, any gravity."""
     Pa, qa, qda, taua, outa = views(P, nP, q, nq, qd, nqd, tau, ntau, out, nout)
-    return fd_one(Pa, qa, qda, taua, outa)
+    st, gx, gy, gz = given_gravity(Pa, g, ng)
+    return fd_one(Pa, qa, qda, taua, gx, gy, gz, outa) if st == OK else st
 
 
 @entry(f"int64({TREE}, {ARR2}, {ARR2}, {ARR2}, float64[:, ::1])")
@@ -243,9 +270,9 @@ def fd_fast_rows(P, Q, QD, TAU, out):
     nb, nq, nv = sizes(P)
     st = check3_rows(nq, nv, Q, QD, TAU, out.shape[0])
     if st == OK:
-        g = frow(0) + U(C_G)
+        gx, gy, gz = model_gravity(P)
         for r in range(Q.shape[0]):
-            fd_row(P, Q[r], QD[r], TAU[r], P[g], P[g + U(1)], P[g + U(2)], FEXT0, False, out[r])
+            fd_row(P, Q[r], QD[r], TAU[r], gx, gy, gz, FEXT0, False, out[r])
     return st
 
 
