@@ -7,9 +7,10 @@ entry checks lengths and finiteness and returns a status. Where the extension is
 Python fast path (:func:`fast3` / :func:`fast1`) is one test before the call: every joint array
 is a float64 ``numpy.ndarray`` with the same number of dimensions (1: one configuration; 2: a
 small batch run serially); lists and tuples are packed as float64 by one ``struct.pack``
-(``KernelModel.pack3``). Anything else (other dtypes, broadcasting, large batches, external
-wrenches, another gravity) takes the general path, which converts once and raises the clear
-error for bad input (:func:`simbench.model.as_joint_array`).
+(``KernelModel.pack3``); there only the model's gravity (None, or an equal tuple) takes it.
+Anything else (other dtypes, broadcasting, large batches, external wrenches) takes the general
+path, which converts once and raises the clear error for bad input
+(:func:`simbench.model.as_joint_array`).
 """
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ import numpy as np
 from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
-from .inputs import (F4, F8, LISTS, ND, SERIAL_ROWS, as_float3, general_args, gravity_vector,
-                     joint_losses, plain_batch, NO_FEXT)
+from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, general_args, gravity_vector,
+                     joint_losses, plain_batch, same_gravity, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -50,7 +50,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
                    CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity))
             if out is not None:
                 return out
-        elif gravity is None or (gravity.__class__ is tuple and gravity == d.gravity):
+        elif same_gravity(d, gravity):
             out = _fast(d, q, qd, qdd)   # without the C extension (kernels/_call.c)
             if out is not None:
                 return out
@@ -61,18 +61,13 @@ def _fast(d: KernelModel, q: Any, qd: Any, qdd: Any) -> np.ndarray | None:
     """The fast path where the C extension is not built: one configuration as float64 or
     float32 arrays, lists or tuples, or a small float64 batch; None if not taken (the general
     path then checks the inputs and explains)."""
-    if q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and \
-            q.dtype is F8 and qd.dtype is F8 and qdd.dtype is F8:
-        nd = q.ndim
-        if nd == 1 and qd.ndim == 1 and qdd.ndim == 1:
-            out = np.empty(d.nv)
-            if E.id_fast_raw(d.packed, q, qd, qdd, out) == E.OK:
-                return out
-        elif nd == 2 and qd.ndim == 2 and qdd.ndim == 2 and q.shape[0] <= SERIAL_ROWS:
-            out = np.empty((q.shape[0], d.nv))
-            if E.id_fast_rows_raw(d.packed, q, qd, qdd, out) == E.OK:
-                return out
-        return None
+    nd = fast3(q, qd, qdd)
+    if nd == 1:
+        out = np.empty(d.nv)
+        return out if E.id_fast_raw(d.packed, q, qd, qdd, out) == E.OK else None
+    if nd == 2:
+        out = np.empty((q.shape[0], d.nv))
+        return out if E.id_fast_rows_raw(d.packed, q, qd, qdd, out) == E.OK else None
     if q.__class__ is ND and qd.__class__ is ND and qdd.__class__ is ND and q.dtype is F4 and \
             qd.dtype is F4 and qdd.dtype is F4 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
         out = np.empty(d.nv)                     # float32: read as it is

@@ -196,7 +196,8 @@ declined:
 
 static PyMethodDef methods[] = {
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL,
-     "call(address, P, rows, cols, x0[, x1, x2]): a single-call dynamics kernel (see the source)"},
+     "call(address, P, rows, cols, x0[, x1, x2[, g]]): a single-call dynamics kernel "
+     "(see the source)"},
     {NULL, NULL, 0, NULL},
 };
 
