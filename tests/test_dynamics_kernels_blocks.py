@@ -178,3 +178,34 @@ def test_batches_from_two_user_threads_at_once():
             assert rel_err(serial[i][s], mp.back(pin.rnea(pm, pd, mp.q(Q[s]), mp.v(V[s]), mp.v(A[s])))) < TOL
             compared += 1
     assert compared == 16
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_streamed_mass_matrices_against_pinocchio(threads):
+    """A batch of mass matrices large enough to be written with streaming stores
+    (:mod:`simbench.dynamics.kernels.stream`, an output of at least ``STREAM_BYTES``) and one a
+    row below that size: every row of both equals Pinocchio's ``crba``, on one thread and on
+    two (the store fence before the threads join)."""
+    from simbench.dynamics.kernels.stream import STREAM_BYTES
+
+    pin = require("pinocchio")
+    model = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    pm = pinocchio_model(model)
+    pd = pm.createData()
+    mp = PinocchioMap(model, pm)
+    rows = -(-STREAM_BYTES // (model.nv * model.nv * 8))   # the fewest streamed rows
+    rng = np.random.default_rng(17)
+    Q = model.random_configuration(rng, rows + 5)
+    set_threads(threads)
+    try:
+        batches = [dyn.mass_matrix(model, Q[:rows - 1]), dyn.mass_matrix(model, Q)]
+    finally:
+        set_threads(None)
+    assert batches[0].nbytes < STREAM_BYTES <= batches[1].nbytes
+    compared = 0
+    for M in batches:
+        for s in range(len(M)):
+            want = mp.back_matrix(symmetric(pin.crba(pm, pd, mp.q(Q[s]))))
+            assert rel_err(M[s], want) < TOL, s
+            compared += 1
+    assert compared == 2 * rows + 4

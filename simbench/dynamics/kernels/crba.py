@@ -28,6 +28,7 @@ from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joi
                      joint_values, motion_subspace)
 from .layout import BS, C_M, FIXED, FREE, JOINT_NV, MOTION, NW, REVOLUTE, RO2, TREE, W_CM, W_R
 from .tree import U, body, frow, sizes, wrow
+from .stream import store_fence, stream_store
 from .spatial import (dot6, force_to_parent, inertia_times, inertia_to_parent, motion_to_parent,
                       pose_mul)
 
@@ -125,22 +126,29 @@ def upper(n, i, j):
 
 
 @step
-def crba_forward_lanes(jt, T0, k, p, iq, Qb, SC, J, W, P):
+def crba_forward_lanes(jt, column, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb):
     """The forward step of body k for the BS lanes: pose and inertia in the root frame into W
     (W_R, W_CM). ``jt`` REVOLUTE: the joint model inside the loop; MOTION: the pose from the
-    joint block J. The parent's pose is read from a copy in P, so that the loop writes one array
-    that it does not read (LLVM vectorises it with few checks at run time)."""
+    joint block J. ``column``: the joint is revolute, and its one column of S in the root frame
+    goes into Sb in the same loop (the pose still in registers: measured 5-10 % faster mass
+    matrices than :func:`crba_columns_lanes`, a loop of its own). The parent's pose is read from a copy in P, so
+    that the loop writes one array that it does not read (LLVM vectorises it with few checks at
+    run time; reading W itself was measured 1.5x slower)."""
     f = frow(k)
     C = joint_constants(T0, f)
     I = body_inertia(T0, f + U(C_M))
+    S = motion_subspace(REVOLUTE, joint_axis(T0, f), 0)
     ok = at(k, 0)
     oq = row(iq)
+    os = row(6 * iv)
     copy_rows(W, at(p, W_R), P, 12)
     for i in range(BS):
         b = U(i)
         oX, oI = crba_forward_step(ld_pose_b(P, row(0), b), lane_pose(jt, C, Qb, SC, oq, J, b), I)
         st_pose_b(W, ok + U(W_R) * UBS, b, oX)
         st10b(W, ok + U(W_CM) * UBS, b, oI)
+        if column:
+            st6b(Sb, os, b, crba_column(oX, S))
 
 
 @jit
@@ -207,22 +215,27 @@ def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, given):
         st10b(W, at(0, W_CM), U(i), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for k in range(1, nbody):
         p, jt, iq, iv = body(T0, nbody, k)
+        rev = jt == REVOLUTE                   # its column written by the forward step
         if jt == FREE and p == 0:              # the root pose left out (module docstring)
             for i in range(BS):
                 st_pose_b(J, row(J_X), U(i), IDENTITY)
-            crba_forward_lanes(MOTION, T0, k, p, iq, Qb, SC, J, W, P)
+            crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
         elif given:                            # the joint's pose, left in W by the RNEA
             copy_rows(W, at(k, W_R), J, 12)
-            crba_forward_lanes(MOTION, T0, k, p, iq, Qb, SC, J, W, P)
-        elif jt == REVOLUTE:
+            if rev:
+                crba_forward_lanes(MOTION, True, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+            else:
+                crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+        elif rev:
             sincos_lanes(Qb, row(iq), SC)
-            crba_forward_lanes(REVOLUTE, T0, k, p, iq, Qb, SC, J, W, P)
+            crba_forward_lanes(REVOLUTE, True, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
         else:
             f = frow(k)
             joint_lanes(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, row(iq), Qb, Qb,
                         0, J, False)
-            crba_forward_lanes(MOTION, T0, k, p, iq, Qb, SC, J, W, P)
-        crba_columns_lanes(T0, k, jt, iv, W, Sb)
+            crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+        if not rev:
+            crba_columns_lanes(T0, k, jt, iv, W, Sb)
     for k in range(nbody - 1, 0, -1):
         p, jt, iq, iv = body(T0, nbody, k)
         crba_backward_lanes(k, p, JOINT_NV[jt], iv, n, W, Sb, Fb, Mb)
@@ -239,29 +252,47 @@ def crba_scratch(T0, nq, nv):
 
 
 @jit
-def unblock_matrix(Mb, n, b0, nb, out):
-    """out[b0 + b] = the block's symmetric matrix b (from its upper triangle), for b < nb.
-    Matrix by matrix, each written in order, row by row (the lower triangle read from the
-    upper); the block (n * n * BS floats) is read across, from cache. Measured in one process
-    against the lanes innermost (each output matrix then written one entry per pass over the
-    block): 13-24 % faster batched mass matrices for the iiwa, the Panda and a1, 8-9 % for the
-    humanoid, the same for the 3-DOF mobile manipulator; writing row and column of each matrix
-    at once was 2x slower for the humanoid's 34 x 34 matrices (the column strided), and a block
-    holding both triangles 6-32 % slower (twice the stores in the kernel)."""
-    for b in range(nb):
-        for i in range(n):
-            for j in range(n):
-                out[b0 + b, i, j] = Mb[upper(n, i, j) + U(b)]
+def upper_table(n):
+    """src[i * n + j]: the offset of entry (i, j) of a block's matrix, in its upper triangle."""
+    src = np.empty(n * n, dtype=np.uint64)
+    for i in range(n):
+        for j in range(n):
+            src[i * n + j] = upper(n, i, j)
+    return src
 
 
-@entry(f"void({TREE}, {RO2}, float64[:, :, ::1], int64, int64)", nogil=True)
-def crba_span(T0, Q, out, start, stop):
+@jit
+def unblock_matrix(Mb, src, b0, nb, out, stream):
+    """out[b0 + b] = the block's symmetric matrix b (from its upper triangle), for b < nb; out
+    flat (N * nv * nv), src :func:`upper_table`; ``stream``: streaming stores (:mod:`.stream`).
+    Matrix by matrix, each written in order (the block, n * n * BS floats, read across from
+    cache). Measured in one process: the table is 1.6x faster than computing each entry's
+    offset (three nested loops with a branch); against the lanes innermost (each output matrix
+    then written one entry per pass over the block), 2x."""
+    nn = src.shape[0]
+    for i in range(nb):
+        b = U(i)
+        o = U(b0 + i) * U(nn)
+        if stream:
+            for e in range(nn):
+                stream_store(out, o + U(e), Mb[src[e] + b])
+        else:
+            for e in range(nn):
+                out[o + U(e)] = Mb[src[e] + b]
+
+
+@entry(f"void({TREE}, {RO2}, float64[:, :, ::1], boolean, int64, int64)", nogil=True)
+def crba_span(T0, Q, out, stream, start, stop):
     """Mass matrices of tree T0 for rows start .. stop of Q into out (N, nv, nv); releases the
-    GIL."""
+    GIL. ``stream``: written with streaming stores (:mod:`.stream`; for an output larger than
+    the cache)."""
     nv = out.shape[1]
     W, SC, Sb, Fb, Mb, P, J, Qb = crba_scratch(T0, Q.shape[1], nv)
+    src, flat = upper_table(nv), out.reshape(-1)
     for b0 in range(start, stop, BS):
         nb = min(BS, stop - b0)
         transpose_rows(Q, b0, nb, Qb)
         crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, False)
-        unblock_matrix(Mb, nv, b0, nb, out)
+        unblock_matrix(Mb, src, b0, nb, flat, stream)
+    if stream:
+        store_fence()
