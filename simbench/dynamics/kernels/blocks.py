@@ -180,11 +180,12 @@ def untranspose_rows(Xb, n, b0, nb, out):
             out[b0 + b, i] = Xb[row(i) + U(b)]
 
 
-@jit(fastmath=False)
+@jit(fastmath={"contract"})
 def sincos_lanes(Qb, oq, SC):
     """SC rows 0, 1 = sin q, 1 - cos q of the block row at offset oq: the vectorisable
     polynomials (:func:`.spatial.sin_1mcos_poly`), math.sin/cos for a block holding an angle
-    beyond SINCOS_MAX. Compiled without fast-math (the argument reduction stays exact)."""
+    beyond SINCOS_MAX. Compiled with FMA contraction only (the argument reduction is not
+    reassociated)."""
     big = 0
     for i in range(BS):
         b = U(i)
