@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import difflib
 import math
+import reprlib
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
-           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number"]
+           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown"]
 
 V = TypeVar("V")
 
@@ -77,6 +78,29 @@ def lookup(mapping: Mapping[str, V], name: str, what: str, where: str = "") -> V
         raise UnknownNameError(what, name, mapping.keys(), where) from None
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlong, _SHORT.maxstring, _SHORT.maxother = 24, 60, 80
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 8
+#: longest value a message shows
+SHOWN_CHARS = 120
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` on one line of at most :data:`SHOWN_CHARS` characters, for messages: long
+    numbers, strings, sequences and arrays keep their ends around ``...``.
+
+    >>> shown(10**400)
+    '1000000000...00000000000'
+    >>> shown([0.5] * 100)
+    '[0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, ...]'
+    """
+    text = " ".join(_SHORT.repr(value).split())
+    if len(text) > SHOWN_CHARS:
+        half = (SHOWN_CHARS - 3) // 2
+        text = text[:half] + "..." + text[-half:]
+    return text
+
+
 def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchError] = SimbenchError) -> float:
     """``float(value)``, or ``error`` naming the value: ``"{what} = 'x'; expected a number{unit}"``
     (``"... a finite number{unit}"`` for nan and inf).
@@ -87,9 +111,9 @@ def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchErr
     try:
         v = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise error(f"{what} = {value!r}; expected a number{unit}") from None
+        raise error(f"{what} = {shown(value)}; expected a number{unit}") from None
     if not math.isfinite(v):
-        raise error(f"{what} = {value!r}; expected a finite number{unit}")
+        raise error(f"{what} = {shown(value)}; expected a finite number{unit}")
     return v
 
 

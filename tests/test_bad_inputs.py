@@ -555,3 +555,25 @@ def test_output_checks_try_for_real_and_leave_nothing_behind(tmp_path):
     before = old.stat().st_mtime_ns
     assert writable_file(old) == old and old.read_text() == "keep" and old.stat().st_mtime_ns == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "sub"]
+
+
+def test_huge_values_are_shown_on_one_short_line():
+    """A bad value too long to print (an int of 401 digits, 10,000 numbers) is shown with its
+    ends kept around "...": the message stays one line that names the input and what was
+    expected."""
+    model = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    z = np.zeros(7)
+    cases = {
+        "gravity must be 3 finite numbers": lambda: dynamics.inverse_dynamics(model, z, z, z, gravity=[0, 0, 10**400]),
+        "gravity must be 3 finite numbers ": lambda: dynamics.inverse_dynamics(model, z, z, z, gravity=np.ones(10_000)),
+        "q must be numbers": lambda: dynamics.inverse_dynamics(model, [0] * 6 + [10**400], z, z),
+        "f_ext['lbr_iiwa_link_7'] =": lambda: dynamics.inverse_dynamics(
+            model, z, z, z, f_ext={"lbr_iiwa_link_7": ["x"] * 10_000}),
+    }
+    for start, call in cases.items():
+        with pytest.raises(SimbenchError) as info:
+            call()
+        msg = str(info.value)
+        assert msg.startswith(start.strip()) and "..." in msg and "\n" not in msg, msg
+        assert len(msg) < 250, (len(msg), msg)
+    assert len(cases) == 4

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, lookup
+from ..errors import ShapeError, lookup, shown
 from ..model import RobotModel, as_joint_array
 from .packing import KernelModel
 
@@ -109,7 +109,7 @@ def gravity_vector(model: RobotModel, gravity: Sequence[float] | None) -> tuple[
     except (TypeError, ValueError, OverflowError):   # not numbers, or an int beyond float64
         g = None
     if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, root frame), got {gravity!r}")
+        raise ShapeError(f"gravity must be 3 finite numbers (m/s^2, root frame), got {shown(gravity)}")
     return float(g[0]), float(g[1]), float(g[2])
 
 
@@ -147,7 +147,7 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
         try:
             arr = np.asarray(w, dtype=float)
         except (TypeError, ValueError, OverflowError):
-            raise ShapeError(f"f_ext[{name!r}] = {w!r}; expected finite numbers, a (..., 6) wrench "
+            raise ShapeError(f"f_ext[{name!r}] = {shown(w)}; expected finite numbers, a (..., 6) wrench "
                              f"[torque (3), force (3)] in the world frame about the link origin") from None
         if arr.ndim == 0 or arr.shape[-1] != 6:
             raise ShapeError(f"f_ext[{name!r}] has shape {arr.shape}; expected (..., 6) = "

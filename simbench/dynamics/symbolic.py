@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from ..model import FIXED, GRAVITY, PRISMATIC, SPHERICAL, RobotModel
 
 try:
@@ -297,7 +297,7 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     n = len(bodies)
     gvec = np.asarray(gravity, dtype=float)
     if gvec.shape != (3,) or not np.all(np.isfinite(gvec)):
-        raise SimbenchError(f"gravity must be 3 finite numbers, got {gravity!r}")
+        raise SimbenchError(f"gravity must be 3 finite numbers, got {shown(gravity)}")
     q = sp.Matrix(sp.symbols(f"q1:{n + 1}", real=True))
     qd = sp.Matrix(sp.symbols(f"qd1:{n + 1}", real=True))
     qdd = sp.Matrix(sp.symbols(f"qdd1:{n + 1}", real=True))

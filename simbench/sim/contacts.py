@@ -16,7 +16,7 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import contact_points, ray_hits
-from ..errors import ShapeError, SimbenchError, lookup
+from ..errors import ShapeError, SimbenchError, lookup, shown
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -147,7 +147,7 @@ def _points(value: Any, what: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise ShapeError(f"{what} = {value!r}; expected points of shape (..., 3) in metres") from None
+        raise ShapeError(f"{what} = {shown(value)}; expected points of shape (..., 3) in metres") from None
     if arr.ndim == 0 or arr.shape[-1] != 3:
         raise ShapeError(f"{what} has shape {arr.shape}; expected (..., 3) in metres")
     if not np.all(np.isfinite(arr)):

@@ -17,7 +17,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
-from ..errors import ShapeError, SimbenchError, finite_number, lookup
+from ..errors import ShapeError, SimbenchError, finite_number, lookup, shown
 from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class Robot:
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError, OverflowError):
-            raise ShapeError(f"{what} = {value!r}; expected {self.dof} numbers for joints "
+            raise ShapeError(f"{what} = {shown(value)}; expected {self.dof} numbers for joints "
                              f"{list(self.joint_names)} or a mapping by joint name") from None
         if arr.shape != (self.dof,):
             raise ShapeError(f"{what} has shape {arr.shape}; expected ({self.dof},) with joints in "
@@ -309,7 +309,7 @@ class Robot:
         arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else \
             np.asarray(value, dtype=float)
         if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (nonneg and np.any(arr < 0)):
-            raise ShapeError(f"{what} = {value!r}; expected one non-negative number or {n} of them")
+            raise ShapeError(f"{what} = {shown(value)}; expected one non-negative number or {n} of them")
         return arr
 
     def __repr__(self) -> str:

@@ -21,7 +21,7 @@ from .._quiet import import_pybullet
 from ..bullet.collision_detector import CollisionDetector
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from ..bullet.servers import ServerPair
-from ..errors import ShapeError, SimbenchError, finite_number, lookup
+from ..errors import ShapeError, SimbenchError, finite_number, lookup, shown
 from ..imaging import write_png
 from . import camera as cam
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
@@ -391,7 +391,7 @@ class Simulation:
             try:
                 t = np.asarray(target, dtype=float)
             except (TypeError, ValueError, OverflowError):
-                raise ShapeError(f"camera target = {target!r}; expected (3,) finite metres, "
+                raise ShapeError(f"camera target = {shown(target)}; expected (3,) finite metres, "
                                  "a point [x, y, z]") from None
             if t.shape != (3,) or not np.all(np.isfinite(t)):
                 raise ShapeError(f"camera target has shape {t.shape}; expected (3,) finite metres")
