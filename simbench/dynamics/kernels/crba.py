@@ -127,13 +127,13 @@ def upper(n, i, j):
 
 @step
 def crba_forward_lanes(jt, column, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb):
-    """The forward step of body k for the BS lanes: pose and inertia in the root frame into W
-    (W_R, W_CM). ``jt`` REVOLUTE: the joint model inside the loop; MOTION: the pose from the
-    joint block J. ``column``: the joint is revolute, and its one column of S in the root frame
-    goes into Sb in the same loop (the pose still in registers: measured 5-10 % faster mass
-    matrices than :func:`crba_columns_lanes`, a loop of its own). The parent's pose is read from a copy in P, so
-    that the loop writes one array that it does not read (LLVM vectorises it with few checks at
-    run time; reading W itself was measured 1.5x slower)."""
+    """The forward step of body k for the BS lanes: pose and inertia in the root frame into W (W_R,
+    W_CM). ``jt`` REVOLUTE: the joint model inside the loop; MOTION: the pose from the joint block
+    J. ``column``: the joint is revolute, and its one column of S in the root frame goes into Sb in
+    the same loop (the pose still in registers: measured 5-10 % faster mass matrices than
+    :func:`crba_columns_lanes`, a loop of its own). The parent's pose is read from a copy in P, so
+    that the loop writes one array that it does not read (LLVM vectorises it with few checks at run
+    time; reading W itself was measured 1.2-1.6x slower)."""
     f = frow(k)
     C = joint_constants(T0, f)
     I = body_inertia(T0, f + U(C_M))

@@ -128,12 +128,12 @@ def rnea_row(P, q, qd, qdd, acc, gx, gy, gz, fext, has_fext, tau):
 # ------------------------------------------------------------------ a block of configurations
 @step
 def rnea_forward_lanes(jt, T0, k, p, iq, iv, Qb, SC, QDb, QDDb, J, W, P):
-    """The forward step of body k for the BS lanes of a block: joint pose, twist, acceleration
-    and force into W (pose at W_R, then W_V, W_A, W_F). ``jt`` REVOLUTE: the joint model inside
-    the loop (sin, 1 - cos from SC); PRISMATIC: likewise (measured 4 % faster batched inverse
-    dynamics for the Panda, whose fingers slide, than through J); MOTION: pose and motions from the joint block J
-    (:func:`.blocks.joint_lanes`). The parent's twist and acceleration are read from a copy in
-    P (W is then only written: LLVM vectorises the loop with few checks at run time)."""
+    """The forward step of body k for the BS lanes of a block: joint pose, twist, acceleration and
+    force into W (pose at W_R, then W_V, W_A, W_F). ``jt`` REVOLUTE: the joint model inside the loop
+    (sin, 1 - cos from SC); PRISMATIC: likewise (measured 4 % faster batched inverse dynamics for
+    the Panda, whose fingers slide, than through J); MOTION: pose and motions from the joint block J
+    (:func:`.blocks.joint_lanes`). The parent's twist and acceleration are read from a copy in P (W
+    is then only written: LLVM vectorises the loop with few checks at run time)."""
     f = frow(k)
     C = joint_constants(T0, f)
     a = joint_axis(T0, f)

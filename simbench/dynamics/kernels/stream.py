@@ -35,7 +35,8 @@ def stream_store(typingctx, arr, idx, val):
         data = context.make_array(signature.args[0])(context, builder, a).data
         v = context.cast(builder, v, signature.args[2], signature.args[0].dtype)
         store = builder.store(v, builder.gep(data, [i]))
-        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        store.set_metadata("nontemporal", hint)
         return context.get_dummy_value()
 
     return sig, codegen
