@@ -78,23 +78,31 @@ def lookup(mapping: Mapping[str, V], name: str, what: str, where: str = "") -> V
         raise UnknownNameError(what, name, mapping.keys(), where) from None
 
 
-_SHORT = reprlib.Repr()
-_SHORT.maxlong, _SHORT.maxstring, _SHORT.maxother = 24, 60, 80
+_SHORT = reprlib.Repr()   # its defaults: 40 digits of an int, 6 items of a list ...
+_SHORT.maxstring, _SHORT.maxother = 60, 80
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 8
 #: longest value a message shows
-SHOWN_CHARS = 120
+SHOWN_CHARS = 200
 
 
 def shown(value: Any) -> str:
     """``repr(value)`` on one line of at most :data:`SHOWN_CHARS` characters, for messages: long
-    numbers, strings, sequences and arrays keep their ends around ``...``.
+    numbers, strings and sequences keep their ends around ``...``, numpy arrays their first and
+    last three entries.
 
     >>> shown(10**400)
-    '1000000000...00000000000'
+    '100000000000000000...0000000000000000000'
     >>> shown([0.5] * 100)
     '[0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, ...]'
     """
-    text = " ".join(_SHORT.repr(value).split())
+    if type(value).__module__ == "numpy" and hasattr(value, "shape"):
+        import numpy as np
+
+        with np.printoptions(threshold=8, edgeitems=3):
+            text = repr(value)
+    else:
+        text = _SHORT.repr(value)
+    text = " ".join(text.split())
     if len(text) > SHOWN_CHARS:
         half = (SHOWN_CHARS - 3) // 2
         text = text[:half] + "..." + text[-half:]
