@@ -15,7 +15,6 @@ from . import kernels as K
 from .inputs import SERIAL_ROWS, fast1, joint_arrays, plain_batch
 from .kernels import entries as E
 from .kernels.entries import CALL
-from .kernels.stream import STREAM_BYTES
 from .packing import KEY, kernel_model
 
 __all__ = ["mass_matrix"]
@@ -39,7 +38,7 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
             return out
     if plain_batch(d, q) and np.isfinite(q).all():   # a large float64 batch, read as it is
         M = np.empty((q.shape[0], d.nv, d.nv))
-        K.run_spans(K.crba_span, q.shape[0], d.bodies.packed, q, M, M.nbytes >= STREAM_BYTES)
+        K.run_spans(K.crba_span, q.shape[0], d.bodies.packed, q, M)
         return M
     batch, (Q,) = joint_arrays(model, (q, "q", "q"))
     if Q.shape[0] <= SERIAL_ROWS:
@@ -47,5 +46,5 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
         E.crba_fast_rows(d.bodies.packed, Q, M)
     else:
         M = np.empty((Q.shape[0], d.nv, d.nv))
-        K.run_spans(K.crba_span, Q.shape[0], d.bodies.packed, Q, M, M.nbytes >= STREAM_BYTES)
+        K.run_spans(K.crba_span, Q.shape[0], d.bodies.packed, Q, M)
     return M.reshape(batch + (d.nv, d.nv))

@@ -40,8 +40,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     d = model._cache.get(KEY) or kernel_model(model)
     if f_ext is None and not damping and not friction:
         if CALL is not None:   # one configuration in any common form, or a small batch: one C call
-            out = (CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau) if gravity is None else
-                   CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity))
+            out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity)
             if out is not None:
                 if out.ndim == 2 or (d.nv and out[0] != out[0]):   # all-nan: singular M, overflow
                     _singular(model, out, q)

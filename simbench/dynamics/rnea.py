@@ -46,8 +46,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         _skip_checks_deprecated()
     if f_ext is None and not (damping or friction):
         if CALL is not None:   # one configuration in any common form, or a small batch: one C call
-            out = (CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd) if gravity is None else
-                   CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity))
+            out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity)
             if out is not None:
                 return out
         elif same_gravity(d, gravity):

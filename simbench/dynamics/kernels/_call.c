@@ -12,7 +12,7 @@
  * 1-D float64 or float32 ndarray (native byte order, any stride, read-only or not) or a list or
  * tuple of Python floats and ints. A float64 contiguous array is read in place; the other forms
  * are copied to float64 on the stack. ``g``: gravity (3 numbers in the same forms; ng = 0 when
- * it is not given: the model's). The kernel checks the lengths and finiteness.
+ * it is None or not given: the model's). The kernel checks the lengths and finiteness.
  *
  * None means "not taken here": another input form, a length over CAP, or a status other than
  * OK (bad length, nan or inf, overflow). The Python caller then takes its general path, which
@@ -145,7 +145,8 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     int k = nargs == 5 ? 1 : 3;
     double b[4][CAP], *x[3] = {NULL, NULL, NULL}, *g = NULL;
     Py_ssize_t n[3] = {0, 0, 0}, ng = 0;
-    if (nargs == 8 && (ng = gather(args[7], b[3], &g)) != 3)   /* gravity, for every row */
+    /* gravity, for every row (None: the model's) */
+    if (nargs == 8 && args[7] != Py_None && (ng = gather(args[7], b[3], &g)) != 3)
         Py_RETURN_NONE;
     npy_intp dims[3];
     int nd = 0;

@@ -28,7 +28,7 @@ from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joi
                      joint_values, motion_subspace)
 from .layout import BS, C_M, FIXED, FREE, JOINT_NV, MOTION, NW, REVOLUTE, RO2, TREE, W_CM, W_R
 from .tree import U, body, frow, sizes, wrow
-from .stream import store_fence, stream_store
+from .stream import STREAM_BYTES, store_fence, stream_store
 from .spatial import (dot6, force_to_parent, inertia_times, inertia_to_parent, motion_to_parent,
                       pose_mul)
 
@@ -215,7 +215,8 @@ def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, given):
         st10b(W, at(0, W_CM), U(i), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for k in range(1, nbody):
         p, jt, iq, iv = body(T0, nbody, k)
-        rev = jt == REVOLUTE                   # its column written by the forward step
+        rev = jt == REVOLUTE   # its column written by the forward step (True/False as literals
+        #                        below: each inlined loop is compiled with the flag folded)
         if jt == FREE and p == 0:              # the root pose left out (module docstring)
             for i in range(BS):
                 st_pose_b(J, row(J_X), U(i), IDENTITY)
@@ -281,12 +282,13 @@ def unblock_matrix(Mb, src, b0, nb, out, stream):
                 out[o + U(e)] = Mb[src[e] + b]
 
 
-@entry(f"void({TREE}, {RO2}, float64[:, :, ::1], boolean, int64, int64)", nogil=True)
-def crba_span(T0, Q, out, stream, start, stop):
+@entry(f"void({TREE}, {RO2}, float64[:, :, ::1], int64, int64)", nogil=True)
+def crba_span(T0, Q, out, start, stop):
     """Mass matrices of tree T0 for rows start .. stop of Q into out (N, nv, nv); releases the
-    GIL. ``stream``: written with streaming stores (:mod:`.stream`; for an output larger than
-    the cache)."""
+    GIL. An output of STREAM_BYTES or more (the whole batch, larger than the cache) is written
+    with streaming stores (:mod:`.stream`)."""
     nv = out.shape[1]
+    stream = out.nbytes >= STREAM_BYTES
     W, SC, Sb, Fb, Mb, P, J, Qb = crba_scratch(T0, Q.shape[1], nv)
     src, flat = upper_table(nv), out.reshape(-1)
     for b0 in range(start, stop, BS):

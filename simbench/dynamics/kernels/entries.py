@@ -16,8 +16,9 @@ and no external wrench; the ``*_rows`` entries take gravity and external wrenche
 
 ``*_c``: the same single calls as C functions on float64 pointers (:func:`._jit.centry`), for
 the C extension :data:`CALL` (``_call.c``): ``call(fn.address, P, rows, cols, x0[, x1, x2[,
-gravity]])`` returns the result, or None when it did not take the input (another form, or a
-status other than OK). :data:`CALL` is None where the extension was not built.
+gravity]])`` (gravity None: the model's) returns the result, or None when it did not take the
+input (another form, or a status other than OK). :data:`CALL` is None where the extension was
+not built.
 """
 from __future__ import annotations
 
