@@ -127,6 +127,10 @@ def test_dynamics_suite_fixed_and_floating_rows_with_same_run_ratios():
                                                 "gravity as an equal tuple", "gravity as a list",
                                                 "one-row batch"]
         assert all(r.reference == dynamics.PLAIN and "target ratio <= 1.3" in r.notes for r in forms[1:])
+        extras = [r for r in rows if r.robot == robot and r.quantity == "inverse dynamics, wrenches and losses"]
+        assert [r.contender for r in extras] == [dynamics.PLAIN, "an external wrench (f_ext)",
+                                                 "damping and friction", "f_ext, damping and friction"]
+        assert all(r.reference == dynamics.PLAIN and r.ratio > 0 and "target" not in (r.notes or "") for r in extras)
         batched = [r for r in rows if r.robot == robot and r.quantity == "inverse dynamics, batched"]
         assert {r.reference for r in batched} == {"pinocchio rnea loop"}
         assert "target ratio <=" in next(r.notes for r in batched if r.contender == "simbench inverse_dynamics")

@@ -1,14 +1,16 @@
 """simbench.dynamics.forward: forward dynamics. Oracles: the RNEA (``ID(q, q', FD(tau)) = tau``),
-closed forms (a floating robot in free fall: base acceleration g, joint accelerations zero), and
+Pinocchio (``crba``, ``nonLinearEffects`` and frame Jacobians with external wrenches and joint
+losses), closed forms (a floating robot in free fall: base acceleration g, joint accelerations zero), and
 the singular mass matrix of a massless moving link."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _dyn_helpers import asset, rel_err
+from _dyn_helpers import asset, rel_err, require
 from simbench.errors import SimbenchError
 from simbench.model import RobotModel
+from simbench.oracles.pinocchio import PinocchioMap, symmetric
 from simbench.spatial import quat_to_matrix
 import simbench.dynamics as dyn
 
@@ -73,3 +75,75 @@ def test_batched_serial_and_threaded_equal_single():
         qdd = dyn.forward_dynamics(model, Q, QD, TAU)
         for i in (0, n - 1):
             assert rel_err(qdd[i], dyn.forward_dynamics(model, Q[i], QD[i], TAU[i])) < 1e-12
+
+
+@pytest.mark.parametrize("name", ["kuka", "laikago-floating"])
+def test_wrenches_and_losses_on_one_configuration_against_pinocchio(name):
+    """One configuration with external wrenches, damping and friction (the fast path of
+    :func:`simbench.inputs.fast_wrenches`): in every input form (float64 arrays, lists,
+    tuples), ``q'' = M^-1 (tau - D q' - f_c sign(q') - h + sum J^T F)`` and ``tau = M q'' + h +
+    D q' + f_c sign(q') - sum J^T F`` with Pinocchio's ``crba``, ``nonLinearEffects`` and
+    frame Jacobians (LOCAL_WORLD_ALIGNED: world axes, about the link origin)."""
+    pin = require("pinocchio")
+    base = MODELS[name]
+    n = len(base.joint_all_names)
+    model = base.replace(joint_damping=np.linspace(0.1, 0.7, n), joint_friction=np.linspace(0.05, 0.4, n))
+    floating = model.floating_base
+    pm = pin.buildModelFromUrdf(str(model.source), *([pin.JointModelFreeFlyer()] if floating else []))
+    pd = pm.createData()
+    mp = PinocchioMap(model, pm)
+    mov = model.movable
+    D, Fc = np.zeros(model.nv), np.zeros(model.nv)
+    D[model.joint_v_start[mov]] = model.joint_damping[mov]
+    Fc[model.joint_v_start[mov]] = model.joint_friction[mov]
+    rng = np.random.default_rng(21)
+    links = [model.link_names[-1], model.link_names[len(model.link_names) // 2]]
+    compared = 0
+    for _ in range(3):
+        q, qd, tau = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv) * 5
+        F = {k: rng.normal(size=6) * 10 for k in links}
+        pq, pv = mp.q(q), mp.v(qd)
+        M = mp.back_matrix(symmetric(pin.crba(pm, pd, pq)))
+        h = mp.back(pin.nonLinearEffects(pm, pd, pq, pv))
+        pin.computeJointJacobians(pm, pd, pq)
+        pin.updateFramePlacements(pm, pd)
+        JtF = np.zeros(model.nv)
+        for k, w in F.items():
+            J = pin.getFrameJacobian(pm, pd, pm.getFrameId(k, pin.FrameType.BODY),
+                                     pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ mp.P
+            JtF += np.vstack([J[3:], J[:3]]).T @ w
+        losses = D * qd + Fc * np.sign(qd)
+        want_qdd = np.linalg.solve(M, tau - losses - h + JtF)
+        want_tau = M @ want_qdd + h + losses - JtF
+        for form in (lambda x: x, lambda x: x.tolist(), tuple):
+            Fx = {k: form(w) for k, w in F.items()}
+            got = dyn.forward_dynamics(model, form(q), form(qd), form(tau), f_ext=Fx, damping=True,
+                                       friction=True)
+            assert got.shape == (model.nv,) and rel_err(got, want_qdd) < 1e-9
+            got = dyn.inverse_dynamics(model, form(q), form(qd), form(want_qdd), f_ext=Fx, damping=True,
+                                       friction=True)
+            assert got.shape == (model.nv,) and rel_err(got, want_tau) < 1e-9
+            # the losses alone (the C entry's result plus D q' + f_c sign(q'))
+            got = dyn.forward_dynamics(model, form(q), form(qd), form(tau), damping=True, friction=True)
+            assert rel_err(got, np.linalg.solve(M, tau - losses - h)) < 1e-9
+            compared += 3
+    assert compared == 27
+
+
+def test_wrench_and_loss_errors_on_the_fast_path():
+    """Bad values beside wrenches and losses still get the general path's clear error, not an
+    overflow or a singular mass matrix."""
+    model = MODELS["kuka"]
+    z = np.zeros(model.nv)
+    link = model.link_names[-1]
+    with pytest.raises(SimbenchError, match=r"f_ext\[.*non-finite"):
+        dyn.forward_dynamics(model, z, z, z, f_ext={link: [0, 0, np.nan, 0, 0, 0]})
+    with pytest.raises(SimbenchError, match="qd.*non-finite"):
+        dyn.forward_dynamics(model, z, [0.0] * 6 + [np.inf], z, damping=True)
+    with pytest.raises(SimbenchError, match=r"qd.*\(\.\.\., 7\)"):
+        dyn.forward_dynamics(model, z, np.zeros(3), z, friction=True)
+    with pytest.raises(SimbenchError, match=r"qd.*\(\.\.\., 7\)"):
+        dyn.inverse_dynamics(model, z, np.zeros(1), z, damping=True)
+    light = RobotModel.from_urdf(asset("planar_2r.urdf")).with_link_inertial("link2", mass=0.0)
+    with pytest.raises(SimbenchError, match="singular.*link2"):
+        dyn.forward_dynamics(light, np.zeros(2), np.zeros(2), np.zeros(2), f_ext={"link2": np.ones(6)})

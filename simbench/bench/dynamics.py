@@ -11,6 +11,8 @@ whose reference is Pinocchio's call in our order (:mod:`simbench.oracles.pinocch
   and the sympy model (:mod:`simbench.bench.symbolic`) alongside;
 * every input form of the fast path (a list, a read-only array, float32, gravity as an equal
   tuple or as a list, a one-row batch) against the plain float64 call;
+* one configuration with an external wrench, with damping and friction, and with both, against
+  the plain call;
 * floating bases: the a1 quadruped and the humanoid of ``pybullet_data``;
 * the first use of each public function with an empty numba cache (a fresh process).
 
@@ -121,6 +123,19 @@ def _forms(model: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> di
             "one-row batch": lambda: dyn.inverse_dynamics(model, oq, ov, oa)}
 
 
+def _extras(model: RobotModel, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> dict[str, Callable]:
+    """One configuration with an external wrench, with joint losses, and both, beside the plain
+    call (no target: shown so that a cliff in their cost would be seen)."""
+    from .. import dynamics as dyn
+
+    f = {model.link_names[-1]: np.array([0.1, -0.2, 0.3, 1.0, 2.0, -3.0])}
+    return {PLAIN: lambda: dyn.inverse_dynamics(model, q, v, a),
+            "an external wrench (f_ext)": lambda: dyn.inverse_dynamics(model, q, v, a, f_ext=f),
+            "damping and friction": lambda: dyn.inverse_dynamics(model, q, v, a, damping=True, friction=True),
+            "f_ext, damping and friction": lambda: dyn.inverse_dynamics(model, q, v, a, f_ext=f, damping=True,
+                                                                         friction=True)}
+
+
 def _target_notes(quantity: str, floating: bool, rows: list[Row]) -> list[Row]:
     """Rows with the project's target stated in ours' notes (met or MISSED, this run)."""
     out = []
@@ -174,6 +189,9 @@ def robot_rows(robot: str, spec: str, floating: bool, *, n: int = 10_000, single
     groups["inverse dynamics, input forms"] = [Contender(k, fn, calls=single_calls)
                                                for k, fn in _forms(model, q, v, a).items()]
     refs["inverse dynamics, input forms"] = PLAIN
+    groups["inverse dynamics, wrenches and losses"] = [Contender(k, fn, calls=single_calls)
+                                                       for k, fn in _extras(model, q, v, a).items()]
+    refs["inverse dynamics, wrenches and losses"] = PLAIN
 
     try:
         pin = import_pinocchio()

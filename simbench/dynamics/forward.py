@@ -16,8 +16,8 @@ from ..errors import SimbenchError
 from ..model import RobotModel
 from . import kernels as K
 from .crba import mass_matrix
-from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses, plain_batch,
-                     same_gravity, NO_FEXT)
+from .inputs import (SERIAL_ROWS, fast3, fast_wrenches, general_args, gravity_vector, joint_losses,
+                     plain_batch, same_gravity, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -38,27 +38,61 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     mass matrix is singular (massless moving links).
     """
     d = model._cache.get(KEY) or kernel_model(model)
-    if f_ext is None and not damping and not friction:
-        if CALL is not None:   # one configuration in any common form, or a small batch: one C call
-            out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity)
-            if out is not None:
-                if out.ndim == 2 or (d.nv and out[0] != out[0]):   # all-nan: singular M, overflow
+    tau0 = tau
+    if damping or friction:   # q'' = FD(q, q', tau - losses)
+        tau = _less_losses(d, qd, tau, damping, friction)
+        if tau is None:
+            return _general(model, d, q, qd, tau0, gravity, f_ext, damping, friction)
+    if f_ext is not None:
+        out = _wrenched(model, d, q, qd, tau, gravity, f_ext)
+        if out is not None:
+            return out
+    elif CALL is not None:   # one configuration in any common form, or a small batch: one C call
+        out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity)
+        if out is not None:
+            if out.ndim == 2 or (d.nv and out[0] != out[0]):   # all-nan: singular M, overflow
+                _singular(model, out, q)
+            return out
+    elif same_gravity(d, gravity):   # without the C extension (kernels/_call.c)
+        nd = fast3(q, qd, tau)
+        if nd == 1:
+            out = np.empty(d.nv)
+            if E.fd_fast_raw(d.packed, q, qd, tau, out) == E.OK:
+                if d.nv and out[0] != out[0]:
                     _singular(model, out, q)
                 return out
-        elif same_gravity(d, gravity):   # without the C extension (kernels/_call.c)
-            nd = fast3(q, qd, tau)
-            if nd == 1:
-                out = np.empty(d.nv)
-                if E.fd_fast_raw(d.packed, q, qd, tau, out) == E.OK:
-                    if d.nv and out[0] != out[0]:
-                        _singular(model, out, q)
-                    return out
-            elif nd == 2:
-                out = np.empty((q.shape[0], d.nv))
-                if E.fd_fast_rows_raw(d.packed, q, qd, tau, out) == E.OK:
-                    _singular(model, out, q)
-                    return out
-    return _general(model, d, q, qd, tau, gravity, f_ext, damping, friction)
+        elif nd == 2:
+            out = np.empty((q.shape[0], d.nv))
+            if E.fd_fast_rows_raw(d.packed, q, qd, tau, out) == E.OK:
+                _singular(model, out, q)
+                return out
+    return _general(model, d, q, qd, tau0, gravity, f_ext, damping, friction)
+
+
+def _less_losses(d: KernelModel, qd: Any, tau: Any, damping: bool, friction: bool) -> Any:
+    """``tau - D q' - f_c sign(q')`` for the fast paths, as float64; None when qd or tau is not
+    an array of numbers of the joints' length (the general path then checks and explains)."""
+    try:
+        qd1, tau1 = np.asarray(qd, dtype=float), np.asarray(tau, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if qd1.shape[-1:] != (d.nv,) or tau1.shape[-1:] != (d.nv,):
+        return None
+    return tau1 - joint_losses(d, qd1, damping, friction)
+
+
+def _wrenched(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
+              gravity: Sequence[float] | None, f_ext: Any) -> np.ndarray | None:
+    """One configuration with external wrenches (:func:`.inputs.fast_wrenches`) by one
+    compiled call; None if not taken (the general path then checks the inputs and explains)."""
+    args = fast_wrenches(d, q, qd, tau, f_ext)
+    if args is None:
+        return None
+    qdd = np.empty((1, d.nv))
+    g = d.gravity if gravity is None else gravity_vector(model, gravity)
+    if E.fd_rows_raw(d.links.packed, *args[:3], *g, args[3], True, qdd) == E.OK and np.isfinite(qdd).all():
+        return qdd[0]
+    return None   # a non-finite wrench, a singular M: explained by the general path
 
 
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,

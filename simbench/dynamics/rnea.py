@@ -17,8 +17,8 @@ import numpy as np
 from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
-from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, general_args, gravity_vector,
-                     joint_losses, plain_batch, same_gravity, NO_FEXT)
+from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, fast_wrenches, general_args,
+                     gravity_vector, joint_losses, plain_batch, same_gravity, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -44,16 +44,34 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     d = model._cache.get(KEY) or kernel_model(model)
     if skip_checks:
         _skip_checks_deprecated()
-    if f_ext is None and not (damping or friction):
+    if f_ext is None:
         if CALL is not None:   # one configuration in any common form, or a small batch: one C call
             out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity)
-            if out is not None:
-                return out
         elif same_gravity(d, gravity):
             out = _fast(d, q, qd, qdd)   # without the C extension (kernels/_call.c)
-            if out is not None:
-                return out
-    return _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
+        else:
+            out = None
+    else:
+        out = _wrenched(model, d, q, qd, qdd, gravity, f_ext)
+    if out is None:
+        return _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
+    if damping or friction:   # qd was read by the call above: numbers of the right shape
+        out = out + joint_losses(d, np.asarray(qd, dtype=float), damping, friction)
+    return out
+
+
+def _wrenched(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
+              gravity: Sequence[float] | None, f_ext: Any) -> np.ndarray | None:
+    """One configuration with external wrenches (:func:`.inputs.fast_wrenches`) by one
+    compiled call; None if not taken (the general path then checks the inputs and explains)."""
+    args = fast_wrenches(d, q, qd, qdd, f_ext)
+    if args is None:
+        return None
+    tau = np.empty((1, d.nv))
+    g = d.gravity if gravity is None else gravity_vector(model, gravity)
+    if E.id_rows_raw(d.links.packed, *args[:3], *g, args[3], True, tau) == E.OK and np.isfinite(tau).all():
+        return tau[0]
+    return None
 
 
 def _fast(d: KernelModel, q: Any, qd: Any, qdd: Any) -> np.ndarray | None:
@@ -104,11 +122,13 @@ def _skip_checks_deprecated() -> None:
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
              gravity: Sequence[float] | None, f_ext: Mapping[str, Any] | None,
              damping: bool, friction: bool) -> np.ndarray:
-    if f_ext is None and not (damping or friction) and plain_batch(d, q, qd, qdd):
+    if f_ext is None and plain_batch(d, q, qd, qdd):
         tau = np.empty((q.shape[0], d.nv))      # a large float64 batch, read as it is
         K.run_spans(K.rnea_span, q.shape[0], d.bodies.packed, q, qd, qdd,
                     *gravity_vector(model, gravity), NO_FEXT, False, tau)
         if np.isfinite(tau).all():
+            if damping or friction:
+                tau += joint_losses(d, qd, damping, friction)
             return tau
         # a non-finite input, or an overflow: the general path checks the inputs and explains
     batch, Q, QD, QDD, g, F, has, tree = general_args(model, d, q, qd, qdd, "qdd", gravity, f_ext)
