@@ -65,6 +65,23 @@ def test_gravity_and_names():
         dyn.inverse_dynamics(MODEL, {"lbr_iiwa_joint_1": 0.0, "nope": 1.0}, Z, Z)
 
 
+def test_kinematics_bad_values_on_and_off_the_fast_path():
+    """A non-finite q as a plain float64 array (the compiled fast path refuses it) still gets the
+    general path's message naming the joint; bad points name the point and the link."""
+    q = Z.copy()
+    q[3] = np.nan
+    for call in (lambda: dyn.forward_kinematics(MODEL, q), lambda: dyn.link_jacobian(MODEL, q, "lbr_iiwa_link_7")):
+        with pytest.raises(ShapeError, match="non-finite") as e:
+            call()
+        assert "lbr_iiwa_joint_4" in str(e.value)
+    for point, shown in (([0.0, np.inf, 0.0], "inf"), (np.zeros(2), "0., 0."), ("abc", "'abc'")):
+        with pytest.raises(ShapeError, match=r"point is .*expected \(\.\.\., 3\) finite numbers") as e:
+            dyn.link_jacobian(MODEL, Z, "lbr_iiwa_link_7", point=point)
+        assert shown in str(e.value) and "'lbr_iiwa_link_7'" in str(e.value)
+    with pytest.raises(ShapeError, match="does not broadcast"):
+        dyn.link_jacobian(MODEL, np.zeros((4, 7)), "lbr_iiwa_link_7", point=np.zeros((3, 3)))
+
+
 def test_dict_configuration_accepted():
     q = {n: 0.1 * i for i, n in enumerate(MODEL.joint_names)}
     assert np.allclose(dyn.gravity_torques(MODEL, q), dyn.gravity_torques(MODEL, 0.1 * np.arange(7)))

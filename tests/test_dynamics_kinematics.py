@@ -65,3 +65,58 @@ def test_floating_base_pose_is_q():
     c, s = np.cos(0.6), np.sin(0.6)
     assert np.allclose(T[:3, :3], [[c, -s, 0], [s, c, 0], [0, 0, 1]], rtol=0, atol=1e-15)
     assert np.allclose(T[:3, 3], q[:3], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("path,floating", [("pybullet_data:kuka_iiwa/model.urdf", False),
+                                           ("pybullet_data:a1/a1.urdf", True)], ids=["iiwa", "a1-floating"])
+def test_link_jacobians_and_poses_against_pinocchio(path, floating):
+    """``link_jacobian`` and ``forward_kinematics`` for one configuration in several forms (a
+    float64 array: the compiled fast path; a list, a strided view, float32: the general path),
+    a batch, and a point fixed to the link (one, or one per configuration), against Pinocchio's
+    frame placements and ``LOCAL_WORLD_ALIGNED`` frame Jacobians (rows [linear; angular]; at a
+    point p of the link: linear rows ``v_o + w x (p - o)``)."""
+    pin = require("pinocchio")
+    model = RobotModel.from_urdf(path, floating_base=floating)
+    pm = pin.buildModelFromUrdf(str(model.source), *([pin.JointModelFreeFlyer()] if floating else []))
+    pd = pm.createData()
+    mp = PinocchioMap(model, pm)
+    rng = np.random.default_rng(12)
+    Q = model.random_configuration(rng, 3)
+    links = [model.link_names[-1], model.link_names[len(model.link_names) // 2]]
+    pts = rng.normal(size=(3, 3)) * 0.1
+
+    def oracle(q, link, pt):
+        pin.computeJointJacobians(pm, pd, mp.q(q))
+        pin.updateFramePlacements(pm, pd)
+        fid = pm.getFrameId(link, pin.FrameType.BODY)
+        J = pin.getFrameJacobian(pm, pd, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ mp.P
+        T = pd.oMf[fid]
+        r = T.rotation @ pt
+        lin = J[:3] - np.cross(r[:, None], J[3:], axis=0)   # v_p = v_o + w x r = v_o - r x w
+        return np.vstack([J[3:], lin]), T.homogeneous
+
+    compared = 0
+    for link in links:
+        k = model.link_names.index(link)
+        for s in range(3):
+            q = Q[s]
+            Jo, T = oracle(q, link, np.zeros(3))
+            Jp, _ = oracle(q, link, pts[s])
+            strided = np.repeat(q, 2)[::2]
+            for form in (q, q.tolist(), strided):
+                assert rel_err(dyn.link_jacobian(model, form, link), Jo) < 1e-12
+                assert rel_err(dyn.link_jacobian(model, form, link, point=pts[s]), Jp) < 1e-12
+                assert rel_err(dyn.forward_kinematics(model, form)[k], T) < 1e-12
+                compared += 3
+            q32 = q.astype(np.float32)
+            q64 = q32.astype(float)
+            if floating:   # ours rotates by q/|q| (a float32 quaternion is not of unit norm)
+                q64[3:7] /= np.linalg.norm(q64[3:7])
+            assert rel_err(dyn.link_jacobian(model, q32, link), oracle(q64, link, np.zeros(3))[0]) < 1e-12
+            compared += 1
+        want = np.array([oracle(Q[s], link, pts[s])[0] for s in range(3)])
+        assert rel_err(dyn.link_jacobian(model, Q, link, point=pts), want) < 1e-12
+        assert rel_err(dyn.link_jacobian(model, Q[0], link, point=pts)[2], oracle(Q[0], link, pts[2])[0]) < 1e-12
+        assert rel_err(dyn.forward_kinematics(model, Q)[:, k], [oracle(x, link, np.zeros(3))[1] for x in Q]) < 1e-12
+        compared += 3
+    assert compared == 2 * (3 * 10 + 3)

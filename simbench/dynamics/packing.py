@@ -106,6 +106,15 @@ class KernelModel:
         return link, axis, prism
 
     @cached_property
+    def jacobian_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:attr:`velocity_axes` and :attr:`ancestors` as the Jacobian kernel takes them
+        (:func:`.kernels.kinematics.jacobian_rows`): the body in the link tree (int64), the axes
+        (nv, 3), the translation flags and ``anc``, each C-contiguous."""
+        link, axis, prism = self.velocity_axes
+        return (np.ascontiguousarray(link + self.link_offset, dtype=np.int64), np.ascontiguousarray(axis),
+                np.ascontiguousarray(prism), np.ascontiguousarray(self.ancestors))
+
+    @cached_property
     def ancestors(self) -> np.ndarray:
         """``anc[k, i]``: entry i of v moves link k."""
         link = self.velocity_axes[0]

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import crba, entries, forward, layout, rnea
+from . import crba, entries, forward, kinematics, layout, rnea
 from .layout import BS, FIXED, FREE, PRISMATIC, REVOLUTE, SPHERICAL
 from .threads import run_spans, set_threads, threads
 
-_SPANS = {"rnea_span": rnea, "crba_span": crba, "fd_span": forward, "fk_rows": forward}
+_SPANS = {"rnea_span": rnea, "crba_span": crba, "fd_span": forward, "fk_rows": kinematics,
+          "jacobian_rows": kinematics}
 
 
 def __getattr__(name: str) -> Any:
@@ -34,5 +35,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["entries", "layout", "rnea_span", "crba_span", "fd_span", "fk_rows", "run_spans",
-           "threads", "set_threads", "BS", "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE"]
+__all__ = ["entries", "layout", "rnea_span", "crba_span", "fd_span", "fk_rows", "jacobian_rows",
+           "run_spans", "threads", "set_threads", "BS", "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE"]

@@ -1,4 +1,4 @@
-"""Forward dynamics ``q'' = M^-1 (tau - C q' - g + sum J^T F_ext)`` and forward kinematics.
+"""Forward dynamics ``q'' = M^-1 (tau - C q' - g + sum J^T F_ext)``.
 
 The bias ``C q' + g - sum J^T F_ext`` is the RNEA with ``q'' = 0`` (:mod:`.rnea`), ``M`` the CRBA
 (:mod:`.crba`), the solve a Cholesky factorisation (``M`` is symmetric positive definite unless
@@ -14,7 +14,6 @@ import numpy as np
 from ._jit import entry, jit
 from .blocks import row, transpose_rows
 from .crba import crba_block, crba_row, crba_scratch, mat
-from .joints import joint_constants, joint_pose, joint_values
 from .layout import BS, FEXT, RO2, TREE
 from .tree import U, body, frow, scratch_matrices, sizes
 from .rnea import block_scratch, rnea_block, rnea_row
@@ -169,33 +168,3 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
 
 
 # ------------------------------------------------------------------ forward kinematics
-@jit
-def fk_row(P, q, T):
-    """World pose (4x4) of every body of tree P at configuration q into T (nb, 4, 4); body 0 at
-    the identity."""
-    nb, nq, nv = sizes(P)
-    for i in range(4):
-        for j in range(4):
-            T[0, i, j] = 1.0 if i == j else 0.0
-    for k in range(1, nb):
-        p, jt, iq, iv = body(P, nb, k)
-        X = joint_pose(jt, joint_constants(P, frow(k)), joint_values(jt, q, iq))
-        for i in range(3):
-            for j in range(3):
-                T[k, i, j] = T[p, i, 0] * X[j] + T[p, i, 1] * X[3 + j] + T[p, i, 2] * X[6 + j]
-            T[k, i, 3] = T[p, i, 3] + T[p, i, 0] * X[9] + T[p, i, 1] * X[10] + T[p, i, 2] * X[11]
-        T[k, 3, 0] = 0.0
-        T[k, 3, 1] = 0.0
-        T[k, 3, 2] = 0.0
-        T[k, 3, 3] = 1.0
-
-
-@entry(f"float64[:, :, :, ::1]({TREE}, {RO2})")
-def fk_rows(P, Q):
-    """World poses (N, nb, 4, 4) of every body of tree P for the rows of Q."""
-    N = Q.shape[0]
-    nb = np.int64(P[0])
-    T = np.empty((N, nb, 4, 4))
-    for r in range(N):
-        fk_row(P, Q[r], T[r])
-    return T
