@@ -74,7 +74,8 @@ def test_link_jacobians_and_poses_against_pinocchio(path, floating):
     float64 array: the compiled fast path; a list, a strided view, float32: the general path),
     a batch, and a point fixed to the link (one, or one per configuration), against Pinocchio's
     frame placements and ``LOCAL_WORLD_ALIGNED`` frame Jacobians (rows [linear; angular]; at a
-    point p of the link: linear rows ``v_o + w x (p - o)``)."""
+    point p of the link: linear rows ``v_o + w x (p - o)``); the centre of mass and its Jacobian
+    (the links' COM Jacobians) against ``centerOfMass`` and ``jacobianCenterOfMass``."""
     pin = require("pinocchio")
     model = RobotModel.from_urdf(path, floating_base=floating)
     pm = pin.buildModelFromUrdf(str(model.source), *([pin.JointModelFreeFlyer()] if floating else []))
@@ -119,4 +120,10 @@ def test_link_jacobians_and_poses_against_pinocchio(path, floating):
         assert rel_err(dyn.link_jacobian(model, Q[0], link, point=pts)[2], oracle(Q[0], link, pts[2])[0]) < 1e-12
         assert rel_err(dyn.forward_kinematics(model, Q)[:, k], [oracle(x, link, np.zeros(3))[1] for x in Q]) < 1e-12
         compared += 3
-    assert compared == 2 * (3 * 10 + 3)
+    Jc = np.array([pin.jacobianCenterOfMass(pm, pd, mp.q(x)) @ mp.P for x in Q])
+    for s in range(3):
+        assert rel_err(dyn.com_jacobian(model, Q[s]), Jc[s]) < 1e-12
+        assert rel_err(dyn.center_of_mass(model, Q[s]), pin.centerOfMass(pm, pd, mp.q(Q[s]))) < 1e-12
+    assert rel_err(dyn.com_jacobian(model, Q), Jc) < 1e-12
+    compared += 7
+    assert compared == 2 * (3 * 10 + 3) + 7

@@ -70,19 +70,6 @@ def velocity_axes_world(model: RobotModel, T: np.ndarray) -> tuple[np.ndarray, n
     return z, Tj[..., :3, 3], prism
 
 
-def _jacobian_at(model: RobotModel, T: np.ndarray, links: np.ndarray, points: np.ndarray
-                 ) -> np.ndarray:
-    """Jacobians (..., len(links), 6, nv) of world points ``points`` (..., L, 3) fixed to links."""
-    z, o, prism = velocity_axes_world(model, T)                 # (..., nv, 3)
-    mask = kernel_model(model).ancestors[links][..., None]      # (L, nv, 1)
-    r = points[..., :, None, :] - o[..., None, :, :]           # (..., L, nv, 3)
-    zz = np.broadcast_to(z[..., None, :, :], r.shape)
-    p = prism[:, None]
-    lin = np.where(p, zz, np.cross(zz, r)) * mask
-    ang = np.where(p, 0.0, zz) * mask
-    return np.concatenate([np.swapaxes(ang, -1, -2), np.swapaxes(lin, -1, -2)], axis=-2)
-
-
 def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] | None = None
                   ) -> np.ndarray:
     """Geometric Jacobian (..., 6, nv) of ``link``, world-aligned, rows [angular; linear].
@@ -105,24 +92,32 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
         if pts is None or pts.shape[-1:] != (3,) or not np.isfinite(pts).all():
             raise ShapeError(f"point is {shown(point)}; expected (..., 3) finite numbers in the frame "
                              f"of link {link!r}")
-    body, axis, prism, anc = d.jacobian_axes
-    if pts.ndim == 1 and _one(d, q):
-        J = np.empty((1, 6, d.nv))
-        if KK.jacobian_rows_raw(d.links.packed, q[None], body, axis, prism, anc[k], k + d.link_offset,
-                                pts.reshape(1, 3), J):
+    return _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :]
+
+
+def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.ndarray) -> np.ndarray:
+    """Jacobians (..., L, 6, nv) of the points pts (..., L, 3) fixed to the links ``links`` (a
+    slice or index array of L links; each point in its link's frame), by one compiled call
+    (:func:`.kernels.kinematics.jacobian_rows`)."""
+    body, axis, prism, anc, link_body = d.jacobian_axes
+    moves, bodies = anc[links], link_body[links]
+    L = bodies.shape[0]
+    if pts.ndim == 2 and _one(d, q):   # one configuration as a float64 array: no conversion
+        J = np.empty((1, L, 6, d.nv))
+        if KK.jacobian_rows_raw(d.links.packed, q[None], body, axis, prism, moves, bodies, pts[None], J):
             return J[0]
     qb, (Q,) = joint_arrays(model, (q, "q", "q"))
     try:
-        batch = np.broadcast_shapes(qb, pts.shape[:-1])
+        batch = np.broadcast_shapes(qb, pts.shape[:-2])
     except ValueError:
-        raise ShapeError(f"point has batch shape {pts.shape[:-1]}, which does not broadcast with "
+        raise ShapeError(f"point has batch shape {pts.shape[:-2]}, which does not broadcast with "
                          f"q's {qb}") from None
     rows = int(np.prod(batch, dtype=np.int64))
     Q = np.ascontiguousarray(np.broadcast_to(Q.reshape(qb + (d.nq,)), batch + (d.nq,)).reshape(rows, d.nq))
-    P = np.ascontiguousarray(np.broadcast_to(pts, batch + (3,)).reshape(rows, 3))
-    J = np.empty((rows, 6, d.nv))
-    KK.jacobian_rows(d.links.packed, Q, body, axis, prism, anc[k], k + d.link_offset, P, J)
-    return J.reshape(batch + (6, d.nv))
+    P = np.ascontiguousarray(np.broadcast_to(pts, batch + (L, 3)).reshape(rows, L, 3))
+    J = np.empty((rows, L, 6, d.nv))
+    KK.jacobian_rows(d.links.packed, Q, body, axis, prism, moves, bodies, P, J)
+    return J.reshape(batch + (L, 6, d.nv))
 
 
 def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
@@ -131,8 +126,8 @@ def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
 
 def link_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
     """World poses (..., nl, 4, 4) and the Jacobians (..., nl, 6, nv) of every link's COM."""
-    T = forward_kinematics(model, q)
-    return T, _jacobian_at(model, T, np.arange(model.nlinks), _coms(model, T))
+    d = model._cache.get(KEY) or kernel_model(model)
+    return forward_kinematics(model, q), _jacobians(model, d, q, slice(None), model.link_com)
 
 
 def center_of_mass(model: RobotModel, q: Any) -> np.ndarray:

@@ -106,13 +106,16 @@ class KernelModel:
         return link, axis, prism
 
     @cached_property
-    def jacobian_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def jacobian_axes(self) -> tuple[np.ndarray, ...]:
         """:attr:`velocity_axes` and :attr:`ancestors` as the Jacobian kernel takes them
-        (:func:`.kernels.kinematics.jacobian_rows`): the body in the link tree (int64), the axes
-        (nv, 3), the translation flags and ``anc``, each C-contiguous."""
+        (:func:`.kernels.kinematics.jacobian_rows`): the body in the link tree of each entry of
+        v (int64), the axes (nv, 3), the translation flags, ``anc``, and the body of each link
+        (int64), each C-contiguous."""
         link, axis, prism = self.velocity_axes
-        return (np.ascontiguousarray(link + self.link_offset, dtype=np.int64), np.ascontiguousarray(axis),
-                np.ascontiguousarray(prism), np.ascontiguousarray(self.ancestors))
+        off = self.link_offset
+        return (np.ascontiguousarray(link + off, dtype=np.int64), np.ascontiguousarray(axis),
+                np.ascontiguousarray(prism), np.ascontiguousarray(self.ancestors),
+                np.arange(off, self.nl + off, dtype=np.int64))
 
     @cached_property
     def ancestors(self) -> np.ndarray:

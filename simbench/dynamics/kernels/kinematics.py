@@ -59,41 +59,52 @@ def fk_rows(P, Q, T):
     return True
 
 
-@entry(f"boolean({TREE}, {RO2}, int64[::1], float64[:, ::1], boolean[::1], boolean[::1], int64, "
-       f"{RO2}, float64[:, :, ::1])")
-def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, k, pts, out):
-    """Jacobians out (N, 6, nv) of the point pts[r] (body k's frame; pts (1 or N, 3)) fixed to
-    body k of tree P, for the rows of Q. Entry i of v turns (or, ``vprism[i]``, slides) body
-    ``vbody[i]`` about its axis ``vaxis[i]`` (that body's frame); ``moves[i]``: it moves body k
-    (see the module docstring). False (and out not written) if Q or pts holds a non-finite
-    value."""
-    if not (finite(Q) and finite(pts)):
+@jit
+def finite3(X):
+    """Every entry of the 3-D array X is finite."""
+    for r in range(X.shape[0]):
+        if not finite(X[r]):
+            return False
+    return True
+
+
+@entry(f"boolean({TREE}, {RO2}, int64[::1], float64[:, ::1], boolean[::1], boolean[:, ::1], "
+       f"int64[::1], Array(float64, 3, 'C', readonly=True), float64[:, :, :, ::1])")
+def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, bodies, pts, out):
+    """Jacobians out (N, L, 6, nv), for the rows of Q, of the points pts[r, l] (pts (1 or N, L,
+    3)), each fixed to body ``bodies[l]`` of tree P (in that body's frame). Entry i of v turns
+    (or, ``vprism[i]``, slides) body ``vbody[i]`` about its axis ``vaxis[i]`` (that body's
+    frame); ``moves[l, i]``: it moves body ``bodies[l]`` (see the module docstring). False (and
+    out not written) if Q or pts holds a non-finite value."""
+    if not (finite(Q) and finite3(pts)):
         return False
     N = Q.shape[0]
     nb, nq, nv = sizes(P)
     T = np.empty((nb, 4, 4))
     for r in range(N):
         fk_row(P, Q[r], T)
-        x, y, z = pts[r if pts.shape[0] > 1 else 0]
-        p0 = T[k, 0, 0] * x + T[k, 0, 1] * y + T[k, 0, 2] * z + T[k, 0, 3]
-        p1 = T[k, 1, 0] * x + T[k, 1, 1] * y + T[k, 1, 2] * z + T[k, 1, 3]
-        p2 = T[k, 2, 0] * x + T[k, 2, 1] * y + T[k, 2, 2] * z + T[k, 2, 3]
-        J = out[r]
-        for i in range(nv):
-            if not moves[i]:
-                for c in range(6):
-                    J[c, i] = 0.0
-                continue
-            b = vbody[i]
-            a0, a1, a2 = vaxis[i, 0], vaxis[i, 1], vaxis[i, 2]
-            z0 = T[b, 0, 0] * a0 + T[b, 0, 1] * a1 + T[b, 0, 2] * a2
-            z1 = T[b, 1, 0] * a0 + T[b, 1, 1] * a1 + T[b, 1, 2] * a2
-            z2 = T[b, 2, 0] * a0 + T[b, 2, 1] * a1 + T[b, 2, 2] * a2
-            if vprism[i]:
-                J[0, i], J[1, i], J[2, i] = 0.0, 0.0, 0.0
-                J[3, i], J[4, i], J[5, i] = z0, z1, z2
-            else:
-                d0, d1, d2 = p0 - T[b, 0, 3], p1 - T[b, 1, 3], p2 - T[b, 2, 3]
-                J[0, i], J[1, i], J[2, i] = z0, z1, z2
-                J[3, i], J[4, i], J[5, i] = z1 * d2 - z2 * d1, z2 * d0 - z0 * d2, z0 * d1 - z1 * d0
+        for l in range(bodies.shape[0]):
+            k = bodies[l]
+            x, y, z = pts[r if pts.shape[0] > 1 else 0, l]
+            p0 = T[k, 0, 0] * x + T[k, 0, 1] * y + T[k, 0, 2] * z + T[k, 0, 3]
+            p1 = T[k, 1, 0] * x + T[k, 1, 1] * y + T[k, 1, 2] * z + T[k, 1, 3]
+            p2 = T[k, 2, 0] * x + T[k, 2, 1] * y + T[k, 2, 2] * z + T[k, 2, 3]
+            J = out[r, l]
+            for i in range(nv):
+                if not moves[l, i]:
+                    for c in range(6):
+                        J[c, i] = 0.0
+                    continue
+                b = vbody[i]
+                a0, a1, a2 = vaxis[i, 0], vaxis[i, 1], vaxis[i, 2]
+                z0 = T[b, 0, 0] * a0 + T[b, 0, 1] * a1 + T[b, 0, 2] * a2
+                z1 = T[b, 1, 0] * a0 + T[b, 1, 1] * a1 + T[b, 1, 2] * a2
+                z2 = T[b, 2, 0] * a0 + T[b, 2, 1] * a1 + T[b, 2, 2] * a2
+                if vprism[i]:
+                    J[0, i], J[1, i], J[2, i] = 0.0, 0.0, 0.0
+                    J[3, i], J[4, i], J[5, i] = z0, z1, z2
+                else:
+                    d0, d1, d2 = p0 - T[b, 0, 3], p1 - T[b, 1, 3], p2 - T[b, 2, 3]
+                    J[0, i], J[1, i], J[2, i] = z0, z1, z2
+                    J[3, i], J[4, i], J[5, i] = z1 * d2 - z2 * d1, z2 * d0 - z0 * d2, z0 * d1 - z1 * d0
     return True
