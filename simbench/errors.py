@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
-           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown"]
+           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path"]
 
 V = TypeVar("V")
 
@@ -27,11 +27,11 @@ class UnknownNameError(SimbenchError, LookupError):
     def __init__(self, what: str, name: object, valid: Iterable[str], where: str = ""):
         self.what, self.name, self.valid = what, name, sorted(set(valid))
         close = closest(str(name), self.valid)
-        msg = f"unknown {what} {name!r}" + (f" in {where}" if where else "")
+        msg = f"unknown {what} {shown(name)}" + (f" in {where}" if where else "")
         if close:
             msg += f"; did you mean {', '.join(map(repr, close))}?"
-        shown = self.valid if len(self.valid) <= 40 else self.valid[:40] + ["..."]
-        msg += f" Valid {what} names: {', '.join(shown) if shown else '(none)'}"
+        listed = self.valid if len(self.valid) <= 40 else self.valid[:40] + ["..."]
+        msg += f" Valid {what} names: {', '.join(listed) if listed else '(none)'}"
         super().__init__(msg)
 
     def __str__(self) -> str:  # LookupError would otherwise repr() the message
@@ -107,6 +107,13 @@ def shown(value: Any) -> str:
         half = (SHOWN_CHARS - 3) // 2
         text = text[:half] + "..." + text[-half:]
     return text
+
+
+def shown_path(value: Any) -> str:
+    """``repr(value)`` of a file or folder path, whole when it fits in :data:`SHOWN_CHARS`
+    characters (a path cut in the middle cannot be looked for), else :func:`shown`."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else shown(value)
 
 
 def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchError] = SimbenchError) -> float:

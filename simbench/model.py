@@ -339,7 +339,7 @@ class RobotModel:
         except (TypeError, ValueError, OverflowError):
             s = math.nan
         if not (math.isfinite(s) and s > 0):
-            raise SimbenchError(f"scale = {given!r}; expected a finite positive number (PyBullet's globalScaling)")
+            raise SimbenchError(f"scale = {shown(given)}; expected a finite positive number (PyBullet's globalScaling)")
         if s == 1.0:
             return self
         origins, inertial = np.array(self.joint_origin), np.array(self.link_inertial_origin)

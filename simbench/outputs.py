@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import SimbenchError
+from .errors import SimbenchError, shown_path
 
 
 def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
@@ -20,14 +20,14 @@ def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
     the path otherwise. Nothing is left behind."""
     out = Path(path).expanduser()
     if out.is_dir():
-        raise SimbenchError(f"{what} {str(path)!r} is a folder; expected a file path")
+        raise SimbenchError(f"{what} {shown_path(str(path))} is a folder; expected a file path")
     writable_dir(out.parent if str(out.parent) else Path("."), f"folder of the {what}")
     if out.exists():
         try:
             with open(out, "ab"):  # appends nothing: the file is unchanged
                 pass
         except OSError as exc:
-            raise SimbenchError(f"{what} {str(path)!r} is not writable ({exc.strerror}); expected a path "
+            raise SimbenchError(f"{what} {shown_path(str(path))} is not writable ({exc.strerror}); expected a path "
                                 "you can write to") from None
     return out
 
@@ -37,17 +37,17 @@ def writable_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
     file is created in it and removed); a :class:`SimbenchError` naming the path otherwise."""
     out = Path(path).expanduser()
     if out.exists() and not out.is_dir():
-        raise SimbenchError(f"{what} {str(path)!r} is a file; expected a folder")
+        raise SimbenchError(f"{what} {shown_path(str(path))} is a file; expected a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise SimbenchError(f"{what} {str(path)!r} cannot be created ({exc.strerror}); "
+        raise SimbenchError(f"{what} {shown_path(str(path))} cannot be created ({exc.strerror}); "
                             "expected a folder you can write to") from None
     try:
         with tempfile.NamedTemporaryFile(dir=out, prefix=".simbench-write-test-"):  # removed on close
             pass
     except OSError as exc:
-        raise SimbenchError(f"{what} {str(path)!r} is not writable ({exc.strerror}); expected a folder "
+        raise SimbenchError(f"{what} {shown_path(str(path))} is not writable ({exc.strerror}); expected a folder "
                             "you can write to") from None
     return out
 

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SimbenchError
+from .errors import SimbenchError, shown, shown_path
 
 PACKAGE_SCHEME = "package://"
 FILE_SCHEME = "file://"
@@ -61,10 +61,10 @@ class Resolution:
     def explain(self) -> str:
         """One line: what was looked for and where."""
         if not self.package_found:
-            return (f"{self.uri!r} not found: package {self.package!r} is in none of "
+            return (f"{shown_path(self.uri)} not found: package {shown(self.package)} is in none of "
                     f"{', '.join(self.searched)}; give its folder with --package "
                     f"{self.package}=DIR or ROS_PACKAGE_PATH")
-        return f"{self.uri!r} not found (tried {', '.join(self.tried)})"
+        return f"{shown_path(self.uri)} not found (tried {', '.join(self.tried)})"
 
 
 def parse_package_map(items: Sequence[str] | PackageMap | None,
@@ -83,18 +83,18 @@ def parse_package_map(items: Sequence[str] | PackageMap | None,
         for item in items:
             name, sep, folder = str(item).partition("=")
             if not sep or not name.strip() or not folder.strip():
-                raise SimbenchError(f"package mapping {item!r}: expected NAME=DIR, e.g. "
+                raise SimbenchError(f"package mapping {shown(item)}: expected NAME=DIR, e.g. "
                                     f"my_robot_description=./src/my_robot_description")
             pairs.append((name.strip(), folder.strip()))
     out: dict[str, Path] = {}
     for name, folder in pairs:
         if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
-            raise SimbenchError(f"package name {name!r}: expected letters, digits, '_', '-' or '.'")
+            raise SimbenchError(f"package name {shown(name)}: expected letters, digits, '_', '-' or '.'")
         path = Path(folder).expanduser()
         if not path.is_absolute() and relative_to is not None:
             path = Path(relative_to) / path
         if not path.is_dir():
-            raise SimbenchError(f"package {name!r}: folder {folder!r} does not exist; expected "
+            raise SimbenchError(f"package {name!r}: folder {shown_path(folder)} does not exist; expected "
                                 f"the folder that holds the package (its package.xml)")
         out[name] = path.resolve()
     return out
@@ -141,7 +141,7 @@ def find_package(name: str, *, package_map: PackageMap | None = None,
     where.append(f"AMENT_PREFIX_PATH={ament!r}" if ament else "AMENT_PREFIX_PATH (unset)")
     if near is not None:
         found.extend(_ancestor_packages(Path(near).resolve().parent, name))
-        where.append(f"the folders above {str(near)!r}")
+        where.append(f"the folders above {shown_path(str(near))}")
     return list(dict.fromkeys(found)), where
 
 

@@ -12,7 +12,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from .errors import URDFError
+from .errors import URDFError, shown_path
 
 PYBULLET_DATA_PREFIX = "pybullet_data:"
 SIMBENCH_PREFIX = "simbench:"
@@ -61,11 +61,11 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
         if path.is_file():
             return path.resolve()
     if len(tried) == 1 and tried[0].is_dir():
-        raise URDFError(f"{what} {text!r} is a folder; expected a file")
+        raise URDFError(f"{what} {shown_path(text)} is a folder; expected a file")
     hint = ""
     if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
         hint = f" (looked in {', '.join(str(t.parent) for t in tried)})"
-    raise URDFError(f"{what} not found: {text!r}{hint}")
+    raise URDFError(f"{what} not found: {shown_path(text)}{hint}")
 
 
 def resolve_urdf(spec: str | os.PathLike, relative_to: str | os.PathLike | None = None) -> Path:

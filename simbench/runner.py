@@ -45,7 +45,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import RecordingError, SimbenchError
+from .errors import RecordingError, SimbenchError, shown, shown_path
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -117,7 +117,7 @@ def _size(text: str) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"size {text!r}: expected WIDTHxHEIGHT, e.g. 640x480") from None
+        raise argparse.ArgumentTypeError(f"size {shown(text)}: expected WIDTHxHEIGHT, e.g. 640x480") from None
     return w, h
 
 
@@ -139,11 +139,11 @@ def load_script(path: str | os.PathLike) -> dict[str, Any]:
     """Execute a scenario script (as module ``__simbench_script__``) and return its globals."""
     path = Path(path)
     if not path.is_file():
-        raise SimbenchError(f"script not found: {str(path)!r}")
+        raise SimbenchError(f"script not found: {shown_path(str(path))}")
     try:
         return runpy.run_path(str(path), run_name="__simbench_script__")
     except SyntaxError as exc:  # the file is not a script yet: one line naming where
-        raise SimbenchError(f"{str(path)!r} line {exc.lineno}: {exc.msg}; expected a Python script "
+        raise SimbenchError(f"{shown_path(str(path))} line {exc.lineno}: {exc.msg}; expected a Python script "
                             f"that defines main(sim)") from None
 
 
@@ -183,7 +183,7 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         check_format(record)
         check_size(size)
         if not (np.isfinite(fps) and fps > 0):
-            raise RecordingError(f"fps = {fps!r}; expected a positive number of frames per second")
+            raise RecordingError(f"fps = {shown(fps)}; expected a positive number of frames per second")
         writable_file(record, "recording")
     if screenshot is not None:
         writable_file(screenshot, "screenshot")

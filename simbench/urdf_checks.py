@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import URDFError, UnknownNameError
+from .errors import URDFError, UnknownNameError, shown, shown_path
 from .issues import ModelIssue
 from .packages import PackageMap, Resolution, resolve_uri
 
@@ -70,7 +70,7 @@ def check_tree(root: Any, source: str) -> None:
     for name, el in _named(root, "joint", source):
         jtype = el.get("type")
         if jtype not in JOINT_TYPES:
-            raise URDFError(f"{source}: joint {name!r} has type {jtype!r}; expected one of "
+            raise URDFError(f"{source}: joint {name!r} has type {shown(jtype)}; expected one of "
                             f"{', '.join(JOINT_TYPES)}")
         ends = {}
         for tag in ("parent", "child"):
@@ -201,7 +201,7 @@ def _check_geometry(el: Any, link: str, owner: str, where: str, refuse: Any, res
                    tried=list(res.tried), where=where)
         elif shape.tag == "mesh" and res.path.suffix.lower() not in MESH_FORMATS:
             kind = f"{res.path.suffix} file" if res.path.suffix else "file without extension"
-            refuse("unsupported_mesh", owner, f"{where} mesh {uri!r} is a {kind}; PyBullet reads "
+            refuse("unsupported_mesh", owner, f"{where} mesh {shown_path(uri)} is a {kind}; PyBullet reads "
                    f"{', '.join(MESH_FORMATS)}", link=link, uri=uri)
 
 

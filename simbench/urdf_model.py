@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import URDFError
+from .errors import URDFError, shown
 from .issues import ModelIssue
 from .model import (_NV, _TYPE_CODES, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
                     _free_root_issues, _frozen)
@@ -50,13 +50,13 @@ def _check_numbers(el: Any, owner: str, source: str, issues: list[ModelIssue]) -
             matches = [_NUMBER_PREFIX.match(t) for t in tokens[:count]]
             if len(tokens) < count or not all(matches) or not all(
                     math.isfinite(float(m.group())) for m in matches):
-                raise URDFError(f"{source}: {owner} <{child.tag} {attr}={text!r}>: expected "
+                raise URDFError(f"{source}: {owner} <{child.tag} {attr}={shown(text)}>: expected "
                                 f"{count} finite number{'s' if count > 1 else ''}")
             numbers = [m.group() for m in matches]
             if numbers != tokens:
                 child.set(attr, " ".join(numbers))
-                issues.append(ModelIssue("sloppy_number", owner, f"<{child.tag} {attr}={text!r}> read "
-                                         f"as {' '.join(numbers)!r}, as PyBullet reads it",
+                issues.append(ModelIssue("sloppy_number", owner, f"<{child.tag} {attr}={shown(text)}> read "
+                                         f"as {shown(' '.join(numbers))}, as PyBullet reads it",
                                          {"attribute": attr, "value": text, "read": numbers}))
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SimbenchError, URDFError
+from .errors import SimbenchError, URDFError, shown, shown_path
 from .issues import ModelIssue
 from .packages import (FILE_SCHEME, PACKAGE_SCHEME, PackageMap, find_package, package_defaults,
                        parse_package_map)
@@ -124,7 +124,7 @@ def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Seque
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise URDFError(f"cannot read URDF {str(path)!r}: {exc.strerror}") from None
+        raise URDFError(f"cannot read URDF {shown_path(str(path))}: {exc.strerror}") from None
     args = None
     issues: list[ModelIssue] = []
     if is_xacro(path, raw):
@@ -265,7 +265,7 @@ def parse_xacro_args(args: XacroArgs | None) -> dict[str, str]:
     for item in args:
         name, sep, value = str(item).partition(":=")
         if not sep or not name.strip():
-            raise SimbenchError(f"xacro argument {item!r}: expected NAME:=VALUE, e.g. prefix:=left_")
+            raise SimbenchError(f"xacro argument {shown(item)}: expected NAME:=VALUE, e.g. prefix:=left_")
         out[name.strip()] = value
     return out
 
@@ -292,7 +292,7 @@ def _find_through_us(xacro: Any, path: Path, package_map: PackageMap | Sequence[
     def find(name: str) -> str:
         roots, where = find_package(name, package_map=mapping, near=path)
         if not roots:
-            raise SimbenchError(f"$(find {name}): package {name!r} not found in {', '.join(where)}; "
+            raise SimbenchError(f"$(find {name}): package {shown(name)} not found in {', '.join(where)}; "
                                 f"pass --package {name}=DIR")
         return str(roots[0])
 

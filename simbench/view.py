@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ._quiet import import_pybullet
-from .errors import SimbenchError
+from .errors import SimbenchError, shown
 
 p = import_pybullet()
 
@@ -58,10 +58,10 @@ def parse_q(items: Sequence[str]) -> dict[str, float]:
                 raise ValueError
             q[name] = float(value)
         except ValueError:
-            raise SimbenchError(f"--q {item!r}: expected NAME=VALUE with a joint name and a number "
+            raise SimbenchError(f"--q {shown(item)}: expected NAME=VALUE with a joint name and a number "
                                 "(radians or metres), e.g. lbr_iiwa_joint_2=0.5") from None
         if not math.isfinite(q[name]):
-            raise SimbenchError(f"--q {item!r}: expected a finite number")
+            raise SimbenchError(f"--q {shown(item)}: expected a finite number")
     return q
 
 
@@ -211,7 +211,7 @@ def run_cli(args: argparse.Namespace) -> int:
     out = None if args.out is None else writable_file(args.out, "--out picture")  # before any work
     size = check_size(args.size)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
-        raise SimbenchError(f"--duration {args.duration!r}: expected a positive number of seconds")
+        raise SimbenchError(f"--duration {shown(args.duration)}: expected a positive number of seconds")
     viewer = Viewer(args.target, gui=args.gui, q=q, render=args.render)
     restore = stop_on_signals(None, sys.stderr, "simbench view")
     try:

@@ -36,12 +36,14 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from simbench import dynamics
+from simbench import dynamics, sweep
 from simbench.bullet.collision_detector import CollisionDetector
 from simbench.bullet.scene import Scene
 from simbench.errors import SimbenchError
 from simbench.model import RobotModel
 from simbench.outputs import writable_dir, writable_file
+from simbench.runner import run_script
+from simbench.sim import Simulation
 from simbench.urdf_source import load_source
 
 INERT = '<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
@@ -301,6 +303,18 @@ CASES = [
     C("collision-margin-nan", api("det.in_collision([0.0], margin=float('nan'))"), {}, "margin = nan", "expected a finite number of metres"),
     C("collision-resolution-zero", api("det.path_is_free([0.0], [1.0], resolution=0)"), {}, "resolution = 0", "expected a positive number of metres"),
     C("collision-workers-zero", api("det.compute_distances(np.zeros((3, 1)), workers=0)"), {}, "workers = 0", "expected an integer >= 1"),
+    # ---- huge values outside the dynamics (API only): cut around "..." to one short line
+    C("collision-q-huge-list", api("det.compute_distances(['x'] * 10_000)"), {}, "q must be numbers, got ['x', 'x',", "...]"),
+    C("collision-workers-huge-int", api("det.compute_distances(np.zeros((3, 1)), workers=-10**400)"), {}, "workers = -1000", "expected an integer >= 1"),
+    C("collision-padding-huge-int", api("CollisionDetector(det.loaded, [('robot', 'other')], padding=10**400)"), {}, "padding of robot/a is 1000", "expected metres"),
+    C("collision-pair-huge-list", api("CollisionDetector(det.loaded, [['robot'] * 10_000])"), {}, "got ['robot', 'robot',", "a collision pair must be two objects"),
+    C("scene-key-huge-string", api("Scene.from_dict({'body': [{'name': 'robot', 'urdf': 'ok.urdf'}], 'x' * 10_000: 1})"), {}, "unknown scene key 'xxx", "Valid scene keys"),
+    C("sweep-samples-huge-int", api("sweep.prepare('dynamics', ['ok.urdf'], samples=-10**400)"), {}, "samples = -1000", "expected an integer >= 1"),
+    C("sweep-seed-huge-list", api("sweep.prepare('dynamics', ['ok.urdf'], samples=5, seed=[0] * 10_000)"), {}, "seed = [0, 0,", "expected an integer >= 0"),
+    C("sweep-kind-huge-string", api("sweep.prepare('x' * 10_000, ['ok.urdf'])"), {}, "unknown job kind 'xxx", "expected one of collision, dynamics, check"),
+    C("run-size-huge-list", api("run_script('script.py', scene='ok.urdf', record='r.gif', size=[640] * 10_000)"), {}, "size = [640, 640,", "expected (width, height) in pixels"),
+    C("urdf-path-huge-string", api("RobotModel.from_urdf('d/' * 2_000 + 'r.urdf')"), {}, "not found: 'd/d/", "r.urdf'"),
+    C("sim-render-huge-string", api("Simulation(render='x' * 10_000)"), {}, "render = 'xxx", "expected one of 'continuous', 'sync'"),
     # ---- arrays: the command line
     C("view-q-nan", cli("view", "--direct", "ok.urdf", "--q", "j=nan", "--out", "v.png"), {}, "'j=nan'", "expected a finite number"),
     C("view-q-not-a-number", cli("view", "--direct", "ok.urdf", "--q", "j=abc", "--out", "v.png"), {}, "'j=abc'", "expected NAME=VALUE"),
@@ -503,7 +517,8 @@ class _Names(dict):
     def __init__(self, close):
         super().__init__(np=np, dyn=dynamics, RobotModel=RobotModel, Scene=Scene, load_source=load_source,
                          writable_dir=writable_dir, writable_file=writable_file,
-                         CollisionDetector=CollisionDetector)
+                         CollisionDetector=CollisionDetector, sweep=sweep, run_script=run_script,
+                         Simulation=Simulation)
         self.close = close
 
     def __missing__(self, key):
@@ -523,8 +538,8 @@ class _Names(dict):
         return value
 
 
-@pytest.mark.parametrize("case", _params([c for c in CASES if c.route[1]]))
-def test_api_raises_one_line_simbench_error(tmp_path, monkeypatch, case):
+def _api_message(tmp_path, monkeypatch, case):
+    """The message of the SimbenchError that ``case``'s API expression raises."""
     folder = _folder(tmp_path, case)
     monkeypatch.chdir(folder)
     for name in ("ROS_PACKAGE_PATH", "AMENT_PREFIX_PATH"):
@@ -538,7 +553,12 @@ def test_api_raises_one_line_simbench_error(tmp_path, monkeypatch, case):
     finally:
         for close in closers:
             close()
-    message = str(err.value)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("case", _params([c for c in CASES if c.route[1]]))
+def test_api_raises_one_line_simbench_error(tmp_path, monkeypatch, case):
+    message = _api_message(tmp_path, monkeypatch, case)
     assert "\n" not in message
     assert case.bad in message and case.expected in message, message
 
@@ -577,3 +597,14 @@ def test_huge_values_are_shown_on_one_short_line():
         assert msg.startswith(start.strip()) and "..." in msg and "\n" not in msg, msg
         assert len(msg) < 300, (len(msg), msg)
     assert len(cases) == 4
+
+
+@pytest.mark.parametrize("case", _params([c for c in CASES if "-huge-" in c.id and c.route[1]
+                                          and not c.route[1].startswith("dyn.")]))
+def test_huge_values_outside_the_dynamics_are_shown_on_one_short_line(tmp_path, monkeypatch, case):
+    """The table's huge values outside the dynamics (API routes: collision queries, scenes,
+    sweeps, recordings, simulations) are cut around "...": one line under 300 characters that
+    still names the argument (``bad``)."""
+    message = _api_message(tmp_path, monkeypatch, case)
+    assert "\n" not in message and "..." in message and case.bad in message, message
+    assert len(message) < 300, (len(message), message)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import ShapeError, SimbenchError
+from ..errors import ShapeError, SimbenchError, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
@@ -182,7 +182,7 @@ class CollisionDetector:
         try:
             arr = np.asarray(q, dtype=float)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ShapeError(f"{name} must be numbers, got {q!r} ({exc})") from None
+            raise ShapeError(f"{name} must be numbers, got {shown(q)} ({exc})") from None
         full = bases and self.nq != self.dof and arr.ndim > 0 and arr.shape[-1] == self.nq
         if arr.ndim == 0 or (arr.shape[-1] != self.dof and not full):
             also = f" (or {self.nq} columns: base pose x y z qx qy qz qw before each floating robot's joints)" \
@@ -236,7 +236,7 @@ class CollisionDetector:
         """Validate q, run loop ``kind`` over every configuration; (flat results, batch shape, n)."""
         workers = self.workers if workers is None else workers
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-            raise SimbenchError(f"workers = {workers!r}; expected an integer >= 1")
+            raise SimbenchError(f"workers = {shown(workers)}; expected an integer >= 1")
         with self._lock:
             self._prepare()
             arr = self.check_q(q)

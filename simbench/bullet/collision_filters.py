@@ -29,7 +29,7 @@ from typing import Any
 
 import pybullet as p
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from .collision_names import ObjectLike, as_object
 from .collision_world import facts
 from .records import dynamics_info
@@ -70,7 +70,7 @@ def _links(loaded: LoadedScene, obj: ObjectLike) -> list[tuple[int, int]]:
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SimbenchError(f"{what} = {value!r}; expected an integer bit mask (e.g. 1, 2, 0b101, -1 for all)")
+        raise SimbenchError(f"{what} = {shown(value)}; expected an integer bit mask (e.g. 1, 2, 0b101, -1 for all)")
     return value
 
 

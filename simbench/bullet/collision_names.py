@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from .srdf import DisabledPair, read_srdf_disabled
 
 #: the ``link`` of a whole-body object
@@ -51,7 +51,7 @@ def as_object(obj: ObjectLike) -> NamedCollisionObject:
         return NamedCollisionObject(obj)
     if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and (obj[1] is None or isinstance(obj[1], str)):
         return NamedCollisionObject(obj[0], obj[1])
-    raise SimbenchError(f"cannot read {obj!r} as a collision object; expected a body name (the whole body), "
+    raise SimbenchError(f"cannot read {shown(obj)} as a collision object; expected a body name (the whole body), "
                         "NamedCollisionObject(body, link) or a (body, link) tuple (link None: the base link)")
 
 
@@ -60,7 +60,7 @@ def as_pair(pair: object) -> Pair:
     try:
         a, b = pair  # type: ignore[misc]
     except (TypeError, ValueError):
-        raise SimbenchError(f"a collision pair must be two objects (A, B), got {pair!r}") from None
+        raise SimbenchError(f"a collision pair must be two objects (A, B), got {shown(pair)}") from None
     return as_object(a), as_object(b)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError, finite_number
+from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError, finite_number, shown
 from .collision_filters import FilterRule
 from .collision_kernels import WholeBody
 from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
@@ -141,7 +141,7 @@ class _Resolver:
             valid = [n for rb in self.robot_bodies for n in rb.links] + list(self.bodies)
             where = f"robot {self.robots[0]!r} / the scene" if self.robots else "the scene"
             raise UnknownNameError("link or body", item, valid, where)
-        raise SimbenchError(f"cannot read {item!r} as a link: expected a robot link name, a body name "
+        raise SimbenchError(f"cannot read {shown(item)} as a link: expected a robot link name, a body name "
                             "or a NamedCollisionObject")
 
     def disabled_set(self, disabled: Any) -> set[frozenset]:
@@ -172,9 +172,9 @@ class _Resolver:
         try:
             value = float(value)
         except (TypeError, ValueError, OverflowError):
-            raise SimbenchError(f"padding of {obj} is {value!r}; expected metres") from None
+            raise SimbenchError(f"padding of {obj} is {shown(value)}; expected metres") from None
         if not math.isfinite(value) or value < 0:
-            raise SimbenchError(f"padding of {obj} is {value!r}; expected a finite number >= 0 (metres)")
+            raise SimbenchError(f"padding of {obj} is {shown(value)}; expected a finite number >= 0 (metres)")
         return value
 
 
@@ -196,7 +196,7 @@ def source(scene: Any, bodies: Mapping[str, int] | None, sync: Any) -> tuple[Loa
         if not p.isConnected(physicsClientId=int(scene)):
             raise SimbenchError(f"PyBullet client {scene} is not connected")
         return RawScene(int(scene), bodies), sync
-    raise SimbenchError(f"expected a ServerPair, LoadedScene or PyBullet client id, got {scene!r}")
+    raise SimbenchError(f"expected a ServerPair, LoadedScene or PyBullet client id, got {shown(scene)}")
 
 
 def by_joint_name(q: Mapping, names: Sequence[str], what: str, owner: str) -> np.ndarray:
@@ -214,7 +214,7 @@ def check_distance(value: Any, what: str, minimum: float | None = None) -> float
     """``value`` as a finite number of metres (>= ``minimum`` when given), else one clear error."""
     v = finite_number(value, what, " of metres")
     if minimum is not None and v < minimum:
-        raise SimbenchError(f"{what} = {value!r}; expected a distance >= {minimum:g} m (it is where distances "
+        raise SimbenchError(f"{what} = {shown(value)}; expected a distance >= {minimum:g} m (it is where distances "
                             f"saturate; use margin= to ask about penetration)")
     return v
 

@@ -31,6 +31,8 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from ..errors import shown
+
 log = logging.getLogger(__name__)
 
 X_TCP_PORT = 6000
@@ -56,7 +58,7 @@ def _parse(display: str) -> tuple[str, int]:
         raise ValueError("DECnet display")
     number = rest.split(".")[0]
     if not number.isdigit():
-        raise ValueError(f"display number {number!r} is not a number")
+        raise ValueError(f"display number {shown(number)} is not a number")
     return host, int(number)
 
 
@@ -163,7 +165,7 @@ def probe_display(display: str | None = None, timeout: float = PROBE_TIMEOUT, *,
     try:
         host, number = _parse(display)
     except ValueError as exc:
-        return DisplayStatus(False, display, f"DISPLAY={display!r} is malformed ({exc})")
+        return DisplayStatus(False, display, f"DISPLAY={shown(display)} is malformed ({exc})")
     try:
         sock = _connect(host, number, timeout)
     except socket.timeout:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, SimbenchError, lookup
+from ..errors import SceneError, SimbenchError, lookup, shown_path
 from ..model import GRAVITY
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_urdf
@@ -117,7 +117,7 @@ class Scene:
             path = resolve_path(text, what="scene file")
         path = Path(path)
         if not path.is_file():
-            raise SceneError(f"scene file not found: {str(path)!r}")
+            raise SceneError(f"scene file not found: {shown_path(str(path))}")
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
@@ -169,7 +169,7 @@ class Scene:
                                      flags=flags, globalScaling=spec.scale, physicsClientId=client)
             except p.error as exc:
                 raise SceneError(f"{self.source}: PyBullet could not load body {spec.name!r} from "
-                                 f"{str(path)!r}: {exc}") from None
+                                 f"{shown_path(str(path))}: {exc}") from None
             ids[spec.name] = body_id
         loaded = LoadedScene(self, client, ids)
         for spec in self.bodies:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SceneError, closest
+from ..errors import SceneError, closest, shown
 
 INT32 = (-2 ** 31, 2 ** 31 - 1)
 
@@ -94,12 +94,12 @@ def check_keys(data: Any, keys: Mapping[str, Key], where: str, what: str) -> Map
     """``data`` must be a table holding only ``keys`` (an unknown key gets the closest valid key
     suggested) and every required key."""
     if not isinstance(data, Mapping):
-        raise SceneError(f"{where}: expected a table of {what} keys, got {data!r}")
+        raise SceneError(f"{where}: expected a table of {what} keys, got {shown(data)}")
     for key in data:
         if key not in keys:
             close = closest(str(key), keys)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise SceneError(f"{where}: unknown {what} key {key!r}{hint} Valid {what} keys: "
+            raise SceneError(f"{where}: unknown {what} key {shown(key)}{hint} Valid {what} keys: "
                              f"{', '.join(keys)}")
     for key in keys.values():
         if key.required and key.name not in data:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 from xml.sax.saxutils import quoteattr
 
-from ..errors import SRDFError
+from ..errors import SRDFError, shown_path
 
 
 class DisabledPair(NamedTuple):
@@ -35,7 +35,7 @@ def read_srdf_disabled(path: str | os.PathLike) -> list[DisabledPair]:
         try:
             data = Path(text).read_text()
         except OSError as exc:
-            raise SRDFError(f"cannot read SRDF file {text!r}: {exc}") from None
+            raise SRDFError(f"cannot read SRDF file {shown_path(text)}: {exc}") from None
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:

@@ -162,14 +162,14 @@ class WorldSync:
 def _as_spec(spec: Any) -> Any:
     from collections.abc import Mapping
 
-    from ..errors import SceneError
+    from ..errors import SceneError, shown
     from .scene import BodySpec, Scene
 
     if isinstance(spec, BodySpec):
         return spec
     if isinstance(spec, Mapping):  # the scene-file layout of one [[body]]; paths from the cwd
         return Scene.from_dict({"body": [dict(spec)]}, source="<add_body>").bodies[0]
-    raise SceneError(f"add_body({spec!r}): expected a BodySpec or a mapping in the scene-file layout "
+    raise SceneError(f"add_body({shown(spec)}): expected a BodySpec or a mapping in the scene-file layout "
                      "(name, urdf, position, ...)")
 
 
@@ -178,12 +178,12 @@ def add_body(pair: Any, spec: Any) -> int:
     layout) into both servers of ``pair``; returns its body id (equal in both)."""
     import dataclasses
 
-    from ..errors import SceneError, SimbenchError
+    from ..errors import SceneError, SimbenchError, shown
     from .scene import Scene
 
     spec = _as_spec(spec)
     if spec.name in pair.main.bodies:
-        raise SceneError(f"add_body: a body named {spec.name!r} is already in the scene; "
+        raise SceneError(f"add_body: a body named {shown(spec.name)} is already in the scene; "
                          f"names in use: {sorted(pair.main.bodies)}")
     one = Scene((spec,), gravity=pair.scene.gravity, source=pair.scene.source)
     main_id = one.load(pair.main.client).bodies[spec.name]

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info, joint_infos
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown, shown_path
 from ..model import GRAVITY
 
 p = import_pybullet()
@@ -184,7 +184,7 @@ class BulletRobot:
             self.log = out[0] if out else ""
             if failed:
                 why = pybullet_reason(self.log)
-                raise BulletRefused(f"PyBullet cannot load {str(load.path)!r}: {why or failed}")
+                raise BulletRefused(f"PyBullet cannot load {shown_path(str(load.path))}: {why or failed}")
             self.joints = joint_infos(self.body, self.client)
             self.joint_names = [j.name for j in self.joints if j.type != p.JOINT_FIXED]
             # each spherical joint: PyBullet's q and u index of it in the joint part of our q and v
@@ -291,7 +291,7 @@ def as_quaternion(orientation: Sequence[float] | None) -> tuple[float, float, fl
         return tuple(p.getQuaternionFromEuler(o))  # type: ignore[return-value]
     if len(o) == 4 and all(map(np.isfinite, o)) and np.linalg.norm(o) > 0:
         return tuple(float(x) for x in np.asarray(o) / np.linalg.norm(o))  # type: ignore[return-value]
-    raise SimbenchError(f"base orientation {orientation!r}: expected roll pitch yaw (3 numbers) or a "
+    raise SimbenchError(f"base orientation {shown(orientation)}: expected roll pitch yaw (3 numbers) or a "
                         f"quaternion x y z w (4 numbers, not all zero)")
 
 

@@ -13,7 +13,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown_path
 from ..outputs import writable_dir, writable_file
 from .bullet import as_quaternion
 from .checker import check
@@ -99,7 +99,7 @@ def _write(report: Report, args: argparse.Namespace) -> None:
             try:
                 Path(path).write_text(text())
             except OSError as exc:
-                raise SimbenchError(f"cannot write the report {path!r}: {exc.strerror}") from None
+                raise SimbenchError(f"cannot write the report {shown_path(path)}: {exc.strerror}") from None
 
 
 def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace, dyn: object) -> None:

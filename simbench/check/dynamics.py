@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import dynamics as simbench_dynamics
 from ..dynamics.protocols import DynamicsModule, InverseDynamicsFunction
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from ..model import RobotModel
 from .isolation import ProcessRunner, ThreadRunner
 from .report import ERROR, FAIL
@@ -140,7 +140,7 @@ def _check_module_exists(spec: str) -> None:
     finally:
         sys.path.pop(0)
     if not found:
-        raise SimbenchError(f"--dynamics {spec!r}: no module named {top!r} in the current folder "
+        raise SimbenchError(f"--dynamics {shown(spec)}: no module named {shown(top)} in the current folder "
                             f"({os.getcwd()}) or on sys.path; expected module:function, e.g. mypkg.dyn:tau")
 
 
@@ -157,7 +157,7 @@ def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) 
     if isinstance(spec, (SimbenchDynamics, FunctionDynamics, ModuleDynamics)):
         return spec
     if timeout is not None and not (timeout > 0):
-        raise SimbenchError(f"timeout {timeout!r}: expected a positive number of seconds")
+        raise SimbenchError(f"timeout {shown(timeout)}: expected a positive number of seconds")
     if isinstance(spec, str):
         _check_module_exists(spec)
         return FunctionDynamics(ProcessRunner(spec, timeout), spec)
@@ -166,7 +166,7 @@ def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) 
     if isinstance(spec, InverseDynamicsFunction):
         return FunctionDynamics(ThreadRunner(spec, timeout), getattr(spec, "__qualname__", repr(spec)))
     raise SimbenchError(f"dynamics must be None, 'module:function', a function tau = f(q, qd, qdd) or a "
-                        f"module with inverse_dynamics and mass_matrix; got {spec!r}")
+                        f"module with inverse_dynamics and mass_matrix; got {shown(spec)}")
 
 
 __all__ = ["DEFAULT_TIMEOUT", "SimbenchDynamics", "FunctionDynamics", "ModuleDynamics", "Dynamics",

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..bullet.scene import BodySpec, LoadedBody, Scene
-from ..errors import SceneError, SimbenchError, URDFError
+from ..errors import SceneError, SimbenchError, URDFError, shown
 from ..model import GRAVITY, RobotModel
 from ..paths import PYBULLET_DATA_PREFIX, pybullet_data_dir, resolve_path, resolve_urdf
 from ..urdf_source import UrdfSource, load_source
@@ -158,7 +158,7 @@ def corpus_targets(name: str = "pybullet_data", floating: bool = False) -> tuple
     and SKIPPED results for those that cannot be loaded (with the reason); ``floating``: each
     with a free-flyer root."""
     if name != "pybullet_data":
-        raise SimbenchError(f"unknown corpus {name!r}; expected 'pybullet_data'")
+        raise SimbenchError(f"unknown corpus {shown(name)}; expected 'pybullet_data'")
     root = pybullet_data_dir()
     seen: set[str] = set()
     targets: list[Target] = []

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import shown
 from .report import ERROR, FAIL
 
 
@@ -49,7 +50,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     """``"module:function"`` -> (module, function); ``ValueError`` naming the expected form."""
     mod, _, func = spec.partition(":")
     if not mod or not func or ":" in func:
-        raise ValueError(f"--dynamics {spec!r}: expected module:function, e.g. mypkg.dyn:tau")
+        raise ValueError(f"--dynamics {shown(spec)}: expected module:function, e.g. mypkg.dyn:tau")
     return mod, func
 
 
@@ -80,16 +81,16 @@ def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., A
     except BaseException as exc:  # SyntaxError, ImportError, anything the module raises
         if isinstance(exc, SyntaxError):
             where = f" ({os.path.basename(exc.filename or '?')}, line {exc.lineno})"
-            raise UserCodeFault(ERROR, f"cannot import {mod_name!r}: SyntaxError: {exc.msg}{where}") from None
-        raise UserCodeFault(ERROR, f"cannot import {mod_name!r}: {_describe(exc)}{_where(exc)}") from None
+            raise UserCodeFault(ERROR, f"cannot import {shown(mod_name)}: SyntaxError: {exc.msg}{where}") from None
+        raise UserCodeFault(ERROR, f"cannot import {shown(mod_name)}: {_describe(exc)}{_where(exc)}") from None
     func = getattr(module, func_name, None)
     if func is None:
         names = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
         close = difflib.get_close_matches(func_name, names, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise FunctionNotFound(f"--dynamics {spec!r}: module {mod_name!r} has no function {func_name!r}{hint}")
+        raise FunctionNotFound(f"--dynamics {shown(spec)}: module {shown(mod_name)} has no function {shown(func_name)}{hint}")
     if not callable(func):
-        raise FunctionNotFound(f"--dynamics {spec!r}: {func_name!r} in {mod_name!r} is a "
+        raise FunctionNotFound(f"--dynamics {shown(spec)}: {shown(func_name)} in {shown(mod_name)} is a "
                                f"{type(func).__name__}; expected a function tau = f(q, qd, qdd)")
     return func
 

@@ -113,7 +113,7 @@ def _select(sim: "Simulation", obj: Any, what: str) -> tuple[int, int | None]:
     elif isinstance(obj, (tuple, list)) and len(obj) in (1, 2):
         body, link = obj[0], (obj[1] if len(obj) == 2 else None)
     else:
-        raise SimbenchError(f"{what} = {obj!r}; expected a body name, (body, link) or None")
+        raise SimbenchError(f"{what} = {shown(obj)}; expected a body name, (body, link) or None")
     bid = lookup(sim.bodies, body, "body", "the simulation")
     return bid, (None if link is None else sim.body(body).link_index(link))
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import RecordingError
+from ..errors import RecordingError, shown, shown_path
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -53,7 +53,7 @@ class GifWriter:
         try:
             from PIL import Image  # noqa: F401
         except ImportError:
-            raise RecordingError(f"writing {str(path)!r} needs Pillow (pip install pillow); "
+            raise RecordingError(f"writing {shown_path(str(path))} needs Pillow (pip install pillow); "
                                  "it is not installed") from None
         self.path, self.size, self.fps = Path(path), tuple(size), float(fps)
         self.frames = 0
@@ -150,7 +150,7 @@ class Mp4Writer:
         exe = ffmpeg_executable()
         if exe is None:
             raise RecordingError(
-                f"writing {str(path)!r} needs ffmpeg, which was not found: install it (apt-get "
+                f"writing {shown_path(str(path))} needs ffmpeg, which was not found: install it (apt-get "
                 "install ffmpeg) or the Python packages imageio and imageio-ffmpeg, or record a "
                 ".gif instead")
         w, h = size
@@ -181,7 +181,7 @@ class Mp4Writer:
         except BrokenPipeError:
             pass
         if self._proc.wait(timeout=120) != 0:
-            raise RecordingError(f"ffmpeg failed writing {str(self.path)!r}: "
+            raise RecordingError(f"ffmpeg failed writing {shown_path(str(self.path))}: "
                                  f"{self._proc.stderr.read().decode()[-500:]}")
 
 
@@ -209,7 +209,7 @@ class Recording:
 
         fps = float(fps)
         if not (math.isfinite(fps) and fps > 0):
-            raise RecordingError(f"fps = {fps!r}; expected a positive number of frames per second")
+            raise RecordingError(f"fps = {shown(fps)}; expected a positive number of frames per second")
         size = check_size(size)
         check_format(path)
         self.path = writable_file(path, "recording")
@@ -230,7 +230,7 @@ class Recording:
     def sim(self) -> "Simulation":
         sim = self._sim()
         if sim is None:
-            raise RecordingError(f"the simulation of {str(self.path)!r} no longer exists")
+            raise RecordingError(f"the simulation of {shown_path(str(self.path))} no longer exists")
         return sim
 
     @property
@@ -282,7 +282,7 @@ def check_format(path: str | os.PathLike) -> str:
     """The lower-case extension of a recording path, or a :class:`RecordingError`."""
     suffix = Path(path).suffix.lower()
     if suffix not in SUPPORTED_RECORDING_FORMATS:
-        raise RecordingError(f"cannot record to {str(path)!r}: unknown extension {suffix!r}; "
+        raise RecordingError(f"cannot record to {shown_path(str(path))}: unknown extension {shown(suffix)}; "
                              f"expected one of {', '.join(SUPPORTED_RECORDING_FORMATS)}")
     return suffix
 
@@ -291,9 +291,9 @@ def check_size(size: Any) -> tuple[int, int]:
     try:
         w, h = (int(v) for v in size)
     except (TypeError, ValueError):
-        raise RecordingError(f"size = {size!r}; expected (width, height) in pixels") from None
+        raise RecordingError(f"size = {shown(size)}; expected (width, height) in pixels") from None
     if not (8 <= w <= 4096 and 8 <= h <= 4096):
-        raise RecordingError(f"size = {size!r}; expected width and height between 8 and 4096 pixels")
+        raise RecordingError(f"size = {shown(size)}; expected width and height between 8 and 4096 pixels")
     return w, h
 
 

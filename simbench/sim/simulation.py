@@ -84,9 +84,9 @@ class Simulation:
                  redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
         dt = float(dt)
         if not (math.isfinite(dt) and 0 < dt <= 1):
-            raise SimbenchError(f"dt = {dt!r}; expected a time step in seconds, 0 < dt <= 1")
+            raise SimbenchError(f"dt = {shown(dt)}; expected a time step in seconds, 0 < dt <= 1")
         if duration is not None and not (math.isfinite(float(duration)) and float(duration) > 0):
-            raise SimbenchError(f"duration = {duration!r}; expected a positive number of seconds or None")
+            raise SimbenchError(f"duration = {shown(duration)}; expected a positive number of seconds or None")
         check_render(render)
         if isinstance(scene, Mapping):
             scene = Scene.from_dict(scene)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._quiet import import_pybullet
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from .camera import _matrix
 from .overlay import Segment, clearance_rgb
 
@@ -51,7 +51,7 @@ LABEL_MOVE = 0.02   # m: a label follows its segment once the midpoint moved abo
 
 def check_render(render: str) -> str:
     if render not in RENDER_MODES:
-        raise SimbenchError(f"render = {render!r}; expected one of {', '.join(map(repr, RENDER_MODES))}")
+        raise SimbenchError(f"render = {shown(render)}; expected one of {', '.join(map(repr, RENDER_MODES))}")
     return render
 
 

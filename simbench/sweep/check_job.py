@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import check as _check  # the adapter: the only line that names the check's module
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from ..paths import resolve_urdf
 from .jobs import Chunk, JobSpec, check_count, file_entry, scalar
 
@@ -60,7 +60,7 @@ def prepare(targets: list[str], *, samples: Any = 50, seed: Any = 0, chunk_size:
     todo = list(targets)
     if corpus_name is not None:
         if corpus_name not in CORPORA:
-            raise SimbenchError(f"corpus {corpus_name!r}; expected one of {', '.join(CORPORA)}")
+            raise SimbenchError(f"corpus {shown(corpus_name)}; expected one of {', '.join(CORPORA)}")
         todo += corpus(corpus_name)
     if not todo:
         raise SimbenchError("sweep check needs at least one TARGET (a URDF path or pybullet_data:NAME) or "
@@ -71,7 +71,7 @@ def prepare(targets: list[str], *, samples: Any = 50, seed: Any = 0, chunk_size:
     except (TypeError, ValueError, OverflowError):
         tol_v = math.nan
     if not (math.isfinite(tol_v) and tol_v > 0):
-        raise SimbenchError(f"tol = {tol!r}; expected a positive number")
+        raise SimbenchError(f"tol = {shown(tol)}; expected a positive number")
     files = tuple(file_entry(f"urdf:{i}", resolve_urdf(t)) for i, t in enumerate(todo))
     todo = [name for _, name, _ in files]  # portable names: found the same way on every node
     arrays = (scalar("sample", "int64"), *(scalar(k, "string") for k in _STRINGS[:3]), scalar("dof", "int64"),

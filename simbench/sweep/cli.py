@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from .jobs import KINDS, check_count
 from .output import SweepError
 
@@ -72,7 +72,7 @@ def _number(value: str | None, what: str) -> float | None:
     try:
         return float(value)
     except ValueError:
-        raise SimbenchError(f"{what} {value!r}: expected a number") from None
+        raise SimbenchError(f"{what} {shown(value)}: expected a number") from None
 
 
 def options_of(args: argparse.Namespace) -> dict:
@@ -113,7 +113,7 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.out is None:
         raise SimbenchError("--out DIR is missing; expected the output folder of the sweep")
     if args.engine not in ("local", "ray"):
-        raise SimbenchError(f"--engine {args.engine!r}; expected local or ray")
+        raise SimbenchError(f"--engine {shown(args.engine)}; expected local or ray")
     if args.ray_address is not None and args.engine != "ray":
         raise SimbenchError(f"--ray-address {args.ray_address} needs --engine ray")
     seed = check_count(args.seed, "--seed", minimum=0)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown, shown_path
 from ..paths import resolve_path
 from .jobs import Chunk, JobSpec, file_entry, labelled, scalar
 from .sampling import check_seed, file_rows, read_rows, uniform
@@ -42,7 +42,7 @@ def parse_object(text: str) -> tuple[str, str | None]:
 
     body, sep, link = str(text).partition("/")
     if not body or (sep and not link):
-        raise SimbenchError(f"collision object {text!r}: expected BODY (the whole body), BODY/LINK or BODY/(base)")
+        raise SimbenchError(f"collision object {shown(text)}: expected BODY (the whole body), BODY/LINK or BODY/(base)")
     if not sep:
         return body, ALL_LINKS
     return body, (None if link == "(base)" else link)
@@ -100,7 +100,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         loaded = scene.load(client)
         if isinstance(pairs, str):
             if pairs not in PAIR_SETS:
-                raise SimbenchError(f"pairs = {pairs!r}; expected one of {', '.join(PAIR_SETS)} or explicit pairs")
+                raise SimbenchError(f"pairs = {shown(pairs)}; expected one of {', '.join(PAIR_SETS)} or explicit pairs")
             chosen, disabled = _scene_pairs(loaded, pairs)
         else:
             chosen = [tuple(NamedCollisionObject(*parse_object(x)) if isinstance(x, str) else x for x in pr)
@@ -108,9 +108,9 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
             disabled = []
         det = CollisionDetector(loaded, chosen, disabled=disabled or None)
         if not det.pairs:
-            raise SimbenchError(f"scene {targets[0]!r}: no collision pairs left to check (pairs = {pairs!r})")
+            raise SimbenchError(f"scene {shown_path(targets[0])}: no collision pairs left to check (pairs = {shown(pairs)})")
         if len(det.robots) != 1 or det.dof == 0:
-            raise SimbenchError(f"scene {targets[0]!r}: expected one robot with movable joints, got {list(det.robots)}")
+            raise SimbenchError(f"scene {shown_path(targets[0])}: expected one robot with movable joints, got {list(det.robots)}")
         joints = list(det.joint_names)
         low, high = link_limits(det.robot_body)
         files = [file_entry("scene", path)] + [file_entry(f"urdf:{b.name}", b.path) for b in scene.bodies]
@@ -125,7 +125,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         rows = file_rows(config_path, joints)
         n = rows if samples is None else check_count(samples, "samples")
         if n > rows:
-            raise SimbenchError(f"samples = {n} but configuration file {configs!r} has {rows} rows")
+            raise SimbenchError(f"samples = {n} but configuration file {shown_path(configs)} has {rows} rows")
         sampler: dict[str, Any] = {"kind": "file"}
         seed_v = None
     else:

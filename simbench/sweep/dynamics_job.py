@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from ..paths import resolve_urdf
 from .jobs import Array, Chunk, JobSpec, check_count, file_entry, labelled, scalar
 from .sampling import check_seed, uniform
@@ -48,7 +48,7 @@ def _positive(value: Any, what: str) -> float:
     except (TypeError, ValueError, OverflowError):
         v = math.nan
     if not (math.isfinite(v) and v >= 0):
-        raise SimbenchError(f"{what} = {value!r}; expected a finite number >= 0")
+        raise SimbenchError(f"{what} = {shown(value)}; expected a finite number >= 0")
     return v
 
 

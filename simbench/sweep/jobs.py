@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import __version__
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown, shown_path
 from .sampling import sha256_file
 
 #: job kind -> module defining ``prepare(targets, **options) -> JobSpec`` and ``DEFAULT_CHUNK``
@@ -133,10 +133,10 @@ class JobSpec:
             try:
                 now = sha256_file(self.path(role))
             except (OSError, SimbenchError) as exc:
-                raise SimbenchError(f"{role} file {path!r} cannot be read on this node ({exc}); "
+                raise SimbenchError(f"{role} file {shown_path(path)} cannot be read on this node ({exc}); "
                                     "every worker needs the same files at the same paths") from None
             if now != digest:
-                raise SimbenchError(f"{role} file {path!r} differs on this node (SHA-256 {now[:12]}, driver "
+                raise SimbenchError(f"{role} file {shown_path(path)} differs on this node (SHA-256 {now[:12]}, driver "
                                     f"{digest[:12]}); every worker needs the same files")
 
 
@@ -212,7 +212,7 @@ def job_module(kind: Any) -> Any:
     if kind not in KINDS:
         close = difflib.get_close_matches(str(kind), KINDS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise SimbenchError(f"unknown job kind {kind!r}; expected one of {', '.join(KINDS)}{hint}")
+        raise SimbenchError(f"unknown job kind {shown(kind)}; expected one of {', '.join(KINDS)}{hint}")
     return importlib.import_module(KINDS[kind])
 
 
@@ -234,7 +234,7 @@ def check_count(value: Any, what: str, minimum: int = 1) -> int:
     elif hasattr(v, "__index__") and not isinstance(v, bool):
         v = int(v.__index__())
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise SimbenchError(f"{what} = {value!r}; expected an integer >= {minimum}")
+        raise SimbenchError(f"{what} = {shown(value)}; expected an integer >= {minimum}")
     return v
 
 

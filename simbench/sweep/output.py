@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown, shown_path
 from ..outputs import writable_dir
 from .jobs import Chunk, ChunkData, JobSpec
 from .sampling import sha256_file
@@ -126,7 +126,7 @@ class SweepFolder:
             f.seek(0)
             holder = f.read().strip() or "another process"
             f.close()
-            raise SimbenchError(f"sweep output folder {str(self.dir)!r} is in use by {holder}; wait for it to "
+            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} is in use by {holder}; wait for it to "
                              "finish or choose another --out") from None
         f.seek(0)
         f.truncate()
@@ -147,7 +147,7 @@ class SweepFolder:
         if not path.exists():
             foreign = sorted(p.name for p in self.dir.iterdir() if not p.name.startswith(("_", ".")))
             if foreign:
-                raise SimbenchError(f"sweep output folder {str(self.dir)!r} is not empty and holds no sweep "
+                raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} is not empty and holds no sweep "
                                     f"(found {', '.join(foreign[:3])}{' ...' if len(foreign) > 3 else ''}); "
                                     "expected a new or empty folder, or the folder of an earlier sweep")
             return {"format": FORMAT, "job": job, "n_chunks": len(self.chunks), "complete": False,
@@ -155,13 +155,13 @@ class SweepFolder:
         try:
             manifest = json.loads(path.read_text())
             if manifest.get("format") != FORMAT:
-                raise ValueError(f"format {manifest.get('format')!r}")
+                raise ValueError(f"format {shown(manifest.get('format'))}")
         except (ValueError, OSError) as exc:
-            raise SimbenchError(f"sweep manifest {str(path)!r} cannot be read ({exc}); expected a folder made by "
+            raise SimbenchError(f"sweep manifest {shown_path(str(path))} cannot be read ({exc}); expected a folder made by "
                                 "simbench sweep (delete the folder to start again)") from None
         where = first_difference(manifest["job"], job)
         if where is not None:
-            raise SimbenchError(f"sweep output folder {str(self.dir)!r} holds another sweep: {where} is "
+            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} holds another sweep: {where} is "
                                 f"{_lookup(manifest['job'], where)!r} there, {_lookup(job, where)!r} in this run; "
                                 "use another --out, or the same parameters to resume")
         return manifest
@@ -241,7 +241,7 @@ def read_manifest(out: str | os.PathLike) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise SimbenchError(f"no readable sweep manifest in {str(out)!r} ({exc}); expected a folder made by "
+        raise SimbenchError(f"no readable sweep manifest in {shown_path(str(out))} ({exc}); expected a folder made by "
                             "simbench sweep") from None
 
 
@@ -252,7 +252,7 @@ def read(out: str | os.PathLike) -> dict[str, Any]:
 
     manifest = read_manifest(out)
     if not manifest.get("complete"):
-        raise SimbenchError(f"the sweep in {str(out)!r} is not finished ({len(manifest['chunks'])} of "
+        raise SimbenchError(f"the sweep in {shown_path(str(out))} is not finished ({len(manifest['chunks'])} of "
                             f"{manifest['n_chunks']} chunks); run the same command again to complete it")
     pa = require_pyarrow("reading a sweep")
     table = pa.dataset.dataset(str(out), format="parquet").to_table()

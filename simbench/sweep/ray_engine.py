@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from .jobs import Chunk, ChunkData, JobSpec, produce
 from .output import SweepError
 
@@ -75,11 +75,11 @@ def probe(address: str, timeout: float = 5.0) -> None:
 
     host, sep, port = address.split("://", 1)[-1].rpartition(":")
     if not sep or not port.isdigit():
-        raise SimbenchError(f"--ray-address {address!r}: expected auto or HOST:PORT (e.g. 10.0.0.5:6379)")
+        raise SimbenchError(f"--ray-address {shown(address)}: expected auto or HOST:PORT (e.g. 10.0.0.5:6379)")
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
-        raise SimbenchError(f"cannot reach a Ray cluster at {address!r} ({exc.strerror or exc}); start one with "
+        raise SimbenchError(f"cannot reach a Ray cluster at {shown(address)} ({exc.strerror or exc}); start one with "
                             "`ray start --head --port PORT` there, or leave out --ray-address for a local instance") from None
 
 
@@ -97,7 +97,7 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
             ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SimbenchError(f"cannot connect to Ray at {address!r} ({first}); start a cluster with `ray start --head` "
+        raise SimbenchError(f"cannot connect to Ray at {shown(address)} ({first}); start a cluster with `ray start --head` "
                             "or leave out --ray-address for a local instance") from None
     return True
 

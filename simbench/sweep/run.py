@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, shown
 from .jobs import ChunkData, JobSpec, check_count, job_module
 from .output import SweepFolder, read, totals
 
@@ -106,9 +106,9 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
             ) -> SweepResult:
     """Run ``spec`` into folder ``out`` (resuming what is there) on ``engine``."""
     if engine not in ENGINES:
-        raise SimbenchError(f"engine = {engine!r}; expected one of {', '.join(ENGINES)}")
+        raise SimbenchError(f"engine = {shown(engine)}; expected one of {', '.join(ENGINES)}")
     if ray_address is not None and engine != "ray":
-        raise SimbenchError(f"ray_address = {ray_address!r} needs engine 'ray' (--engine ray)")
+        raise SimbenchError(f"ray_address = {shown(ray_address)} needs engine 'ray' (--engine ray)")
     if workers is not None:
         workers = check_count(workers, "workers")
     ray, started, facts = None, False, {}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ShapeError, SimbenchError
+from ..errors import ShapeError, SimbenchError, shown, shown_path
 
 BLOCK = 1024  # samples per random stream
 
@@ -43,7 +43,7 @@ def uniform(seed: int, start: int, stop: int, low: Sequence[float], high: Sequen
 def check_seed(seed: object) -> int:
     """``seed`` as an integer >= 0 (what ``numpy.random.SeedSequence`` takes), else one clear error."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise SimbenchError(f"seed = {seed!r}; expected an integer >= 0")
+        raise SimbenchError(f"seed = {shown(seed)}; expected an integer >= 0")
     return int(seed)
 
 
@@ -66,9 +66,9 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
         try:
             arr = np.load(path, mmap_mode="r")
         except (OSError, ValueError) as exc:
-            raise SimbenchError(f"configuration file {str(path)!r} cannot be read: {exc}") from None
+            raise SimbenchError(f"configuration file {shown_path(str(path))} cannot be read: {exc}") from None
         if arr.ndim != 2 or arr.shape[1] != len(names) or arr.dtype.kind not in "fi":
-            raise ShapeError(f"configuration file {str(path)!r} holds a {arr.dtype} array of shape {arr.shape}; "
+            raise ShapeError(f"configuration file {shown_path(str(path))} holds a {arr.dtype} array of shape {arr.shape}; "
                              f"expected (N, {len(names)}) numbers with joints in order {list(names)}")
         out = arr if check_only else np.array(arr[start:stop], dtype=float)  # check_only: every row
     elif path.suffix == ".parquet":
@@ -78,13 +78,13 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
         try:
             f = pq.ParquetFile(path)
         except Exception as exc:  # pyarrow raises several types for a bad file
-            raise SimbenchError(f"configuration file {str(path)!r} is not a readable Parquet file: {exc}") from None
+            raise SimbenchError(f"configuration file {shown_path(str(path))} is not a readable Parquet file: {exc}") from None
         have = set(f.schema_arrow.names)
         cols = []
         for n in names:
             col = n if n in have else f"q({n})"
             if col not in have:
-                raise SimbenchError(f"configuration file {str(path)!r} has no column {n!r} or 'q({n})'; "
+                raise SimbenchError(f"configuration file {shown_path(str(path))} has no column {n!r} or 'q({n})'; "
                                     f"expected one column per joint of {list(names)}")
             cols.append(col)
         if check_only:
@@ -94,10 +94,10 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
         out = np.column_stack([table[c].to_numpy()[start:stop].astype(float) for c in cols]) if cols \
             else np.empty((stop - start, 0))
     else:
-        raise SimbenchError(f"configuration file {str(path)!r}: expected a .npy or .parquet file")
+        raise SimbenchError(f"configuration file {shown_path(str(path))}: expected a .npy or .parquet file")
     if not np.isfinite(out).all():
         bad = np.argwhere(~np.isfinite(out))[0]
-        raise ShapeError(f"configuration file {str(path)!r} holds a non-finite value at row {start + bad[0]}, "
+        raise ShapeError(f"configuration file {shown_path(str(path))} holds a non-finite value at row {start + bad[0]}, "
                          f"joint {names[bad[1]]!r}; expected finite joint values")
     return np.empty((out.shape[0], 0)) if check_only else out
 
