@@ -58,8 +58,11 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
             path = Path(relative_to) / path
         tried.append(path)
     for path in tried:
-        if path.is_file():
-            return path.resolve()
+        try:
+            if path.is_file():
+                return path.resolve()
+        except OSError as exc:   # a name longer than the system takes, say
+            raise URDFError(f"{what} {shown_path(text)} cannot be looked up: {exc.strerror}") from None
     if len(tried) == 1 and tried[0].is_dir():
         raise URDFError(f"{what} {shown_path(text)} is a folder; expected a file")
     hint = ""

@@ -43,7 +43,7 @@ from simbench.errors import SimbenchError
 from simbench.model import RobotModel
 from simbench.outputs import writable_dir, writable_file
 from simbench.runner import run_script
-from simbench.sim import Simulation
+from simbench.sim import Recording, Simulation
 from simbench.urdf_source import load_source
 
 INERT = '<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
@@ -315,6 +315,13 @@ CASES = [
     C("run-size-huge-list", api("run_script('script.py', scene='ok.urdf', record='r.gif', size=[640] * 10_000)"), {}, "size = [640, 640,", "expected (width, height) in pixels"),
     C("urdf-path-huge-string", api("RobotModel.from_urdf('d/' * 2_000 + 'r.urdf')"), {}, "not found: 'd/d/", "r.urdf'"),
     C("sim-render-huge-string", api("Simulation(render='x' * 10_000)"), {}, "render = 'xxx", "expected one of 'continuous', 'sync'"),
+    C("sim-dt-huge-int", api("Simulation(dt=10**400)"), {}, "dt = 1000", "expected a number of seconds, 0 < dt <= 1"),
+    C("sim-duration-huge-list", api("Simulation(duration=[1] * 10_000)"), {}, "duration = [1, 1,", "expected a number of seconds > 0"),
+    C("recording-fps-huge-int", api("Recording(None, 'r.gif', fps=10**400)"), {}, "fps = 1000", "expected a number of frames per second > 0"),
+    C("collision-resolution-huge-list", api("det.path_is_free([0.0], [1.0], resolution=[1] * 10_000)"), {}, "resolution = [1, 1,", "expected a number of metres > 0"),
+    C("scene-position-huge-int", api("Scene.from_dict({'body': [{'name': 'robot', 'urdf': 'ok.urdf', 'position': [10**400, 0, 0]}]})"), {}, "position = [1000", "expected 3 finite numbers"),
+    C("urdf-path-huge-name", api("RobotModel.from_urdf('x' * 5_000 + '.urdf')"), {}, "URDF file 'xxx", "cannot be looked up: File name too long"),
+    C("scene-path-huge-name", api("Scene.from_toml('y' * 5_000 + '.toml')"), {}, "scene file 'yyy", "cannot be looked up: File name too long"),
     # ---- arrays: the command line
     C("view-q-nan", cli("view", "--direct", "ok.urdf", "--q", "j=nan", "--out", "v.png"), {}, "'j=nan'", "expected a finite number"),
     C("view-q-not-a-number", cli("view", "--direct", "ok.urdf", "--q", "j=abc", "--out", "v.png"), {}, "'j=abc'", "expected NAME=VALUE"),
@@ -518,7 +525,7 @@ class _Names(dict):
         super().__init__(np=np, dyn=dynamics, RobotModel=RobotModel, Scene=Scene, load_source=load_source,
                          writable_dir=writable_dir, writable_file=writable_file,
                          CollisionDetector=CollisionDetector, sweep=sweep, run_script=run_script,
-                         Simulation=Simulation)
+                         Simulation=Simulation, Recording=Recording)
         self.close = close
 
     def __missing__(self, key):

@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pybullet as p
 
-from ..errors import ShapeError, SimbenchError, shown
+from ..errors import ShapeError, SimbenchError, finite_number, shown
 from .collision_world import facts, link_limits
 from .records import LinkState, dynamics_info
 
@@ -155,9 +155,9 @@ def first_collision(det: Any, path: np.ndarray, resolution: float = 0.005, *, ma
     consecutive rows), or None when every edge is free (see the module docstring)."""
     if method not in ("advance", "uniform"):
         raise SimbenchError(f"method = {shown(method)}; expected 'advance' (conservative advancement) or 'uniform'")
-    resolution = float(resolution)
-    if not (math.isfinite(resolution) and resolution > 0):
-        raise SimbenchError(f"resolution = {shown(resolution)}; expected a positive number of metres")
+    given, resolution = resolution, finite_number(resolution, "resolution", " of metres > 0")
+    if not resolution > 0:
+        raise SimbenchError(f"resolution = {shown(given)}; expected a positive number of metres")
     path = np.asarray(path, dtype=float)
     if path.ndim != 2 or path.shape[0] < 2:
         raise ShapeError(f"path has shape {path.shape}; expected (K >= 2, {det.dof}) configurations")

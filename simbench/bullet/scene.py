@@ -116,7 +116,11 @@ class Scene:
 
             path = resolve_path(text, what="scene file")
         path = Path(path)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:   # a name longer than the system takes, say
+            raise SceneError(f"scene file {shown_path(str(path))} cannot be looked up: {exc.strerror}") from None
+        if not found:
             raise SceneError(f"scene file not found: {shown_path(str(path))}")
         try:
             data = tomllib.loads(path.read_text())

@@ -131,6 +131,14 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and type(x).__name__ != "bool_"
 
 
+def _finite(x: Any) -> bool:
+    """A finite float64 (an int beyond float64's range is not)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def _in_range(x: float, key: Key) -> bool:
     if not math.isfinite(x):
         return False
@@ -150,7 +158,7 @@ def _int(raw: Any, key: Key) -> tuple[bool, Any]:
 
 
 def _float(raw: Any, key: Key) -> tuple[bool, Any]:
-    if not _is_number(raw):
+    if not (_is_number(raw) and _finite(raw)):
         return False, None
     return _in_range(float(raw), key), float(raw)
 
@@ -163,7 +171,7 @@ def _vector(raw: Any, key: Key) -> tuple[bool, Any]:
     if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Sequence) and not hasattr(raw, "__array__"):
         return False, None
     items = list(raw)
-    if len(items) not in key.lengths or not all(_is_number(x) and math.isfinite(x) for x in items):
+    if len(items) not in key.lengths or not all(_is_number(x) and _finite(x) for x in items):
         return False, None
     return True, tuple(float(x) for x in items)
 
@@ -172,7 +180,7 @@ def _table(raw: Any, key: Key) -> tuple[bool, Any]:
     if not isinstance(raw, Mapping):
         return False, None
     item_ok: Callable[[Any], bool] = {
-        "float": lambda v: _is_number(v) and math.isfinite(v),
+        "float": lambda v: _is_number(v) and _finite(v),
         "str": lambda v: isinstance(v, str) and bool(v.strip()),
         "scalar": lambda v: isinstance(v, (str, bool)) or _is_number(v),
     }[key.item]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import RecordingError, shown, shown_path
+from ..errors import RecordingError, finite_number, shown, shown_path
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -207,9 +207,9 @@ class Recording:
                  size: tuple[int, int] = (640, 480), annotate: bool = True):
         from ..outputs import writable_file
 
-        fps = float(fps)
-        if not (math.isfinite(fps) and fps > 0):
-            raise RecordingError(f"fps = {shown(fps)}; expected a positive number of frames per second")
+        given, fps = fps, finite_number(fps, "fps", " of frames per second > 0", RecordingError)
+        if not fps > 0:
+            raise RecordingError(f"fps = {shown(given)}; expected a positive number of frames per second")
         size = check_size(size)
         check_format(path)
         self.path = writable_file(path, "recording")

@@ -82,11 +82,14 @@ class Simulation:
                  dt: float = 1 / 240, real_time: bool = False, *, duration: float | None = None,
                  seed: int | None = None, render: str = "continuous", shadows: bool = False,
                  redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
-        dt = float(dt)
-        if not (math.isfinite(dt) and 0 < dt <= 1):
-            raise SimbenchError(f"dt = {shown(dt)}; expected a time step in seconds, 0 < dt <= 1")
-        if duration is not None and not (math.isfinite(float(duration)) and float(duration) > 0):
-            raise SimbenchError(f"duration = {shown(duration)}; expected a positive number of seconds or None")
+        given = dt
+        dt = finite_number(dt, "dt", " of seconds, 0 < dt <= 1")
+        if not 0 < dt <= 1:
+            raise SimbenchError(f"dt = {shown(given)}; expected a time step in seconds, 0 < dt <= 1")
+        if duration is not None:
+            given, duration = duration, finite_number(duration, "duration", " of seconds > 0, or None")
+            if not duration > 0:
+                raise SimbenchError(f"duration = {shown(given)}; expected a positive number of seconds or None")
         check_render(render)
         if isinstance(scene, Mapping):
             scene = Scene.from_dict(scene)
