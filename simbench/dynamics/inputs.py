@@ -213,9 +213,10 @@ def general_args(model: RobotModel, d: KernelModel, q: Any, qd: Any, x: Any, x_n
 def joint_losses(d: KernelModel, qd: np.ndarray, damping: bool, friction: bool) -> np.ndarray:
     """``D q'`` (viscous damping) plus ``f_c sign(q')`` (Coulomb friction) per velocity entry:
     the ``d_ii q'_i`` term of Ankur Handa, "Understanding Physics Engines"."""
-    out = np.zeros(np.shape(qd))
+    if damping and friction:
+        return d.damping * qd + d.friction * np.sign(qd)
     if damping:
-        out = out + d.damping * qd
+        return d.damping * qd
     if friction:
-        out = out + d.friction * np.sign(qd)
-    return out
+        return d.friction * np.sign(qd)
+    return np.zeros(np.broadcast_shapes(np.shape(qd), (d.nv,)))
