@@ -16,8 +16,8 @@ from ..errors import SimbenchError
 from ..model import RobotModel
 from . import kernels as K
 from .crba import mass_matrix
-from .inputs import (SERIAL_ROWS, fast3, fast_wrenches, general_args, gravity_vector, joint_losses,
-                     plain_batch, same_gravity, NO_FEXT)
+from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses,
+                     plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -44,7 +44,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
         if tau is None:
             return _general(model, d, q, qd, tau0, gravity, f_ext, damping, friction)
     if f_ext is not None:
-        out = _wrenched(model, d, q, qd, tau, gravity, f_ext)
+        out = wrenched_call(model, d, E.fd_rows_raw, q, qd, tau, gravity, f_ext)
         if out is not None:
             return out
     elif CALL is not None:   # one configuration in any common form, or a small batch: one C call
@@ -79,20 +79,6 @@ def _less_losses(d: KernelModel, qd: Any, tau: Any, damping: bool, friction: boo
     if qd1.shape[-1:] != (d.nv,) or tau1.shape[-1:] != (d.nv,):
         return None
     return tau1 - joint_losses(d, qd1, damping, friction)
-
-
-def _wrenched(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,
-              gravity: Sequence[float] | None, f_ext: Any) -> np.ndarray | None:
-    """One configuration with external wrenches (:func:`.inputs.fast_wrenches`) by one
-    compiled call; None if not taken (the general path then checks the inputs and explains)."""
-    args = fast_wrenches(d, q, qd, tau, f_ext)
-    if args is None:
-        return None
-    qdd = np.empty((1, d.nv))
-    g = d.gravity if gravity is None else gravity_vector(model, gravity)
-    if E.fd_rows_raw(d.links.packed, *args[:3], *g, args[3], True, qdd) == E.OK and np.isfinite(qdd).all():
-        return qdd[0]
-    return None   # a non-finite wrench, a singular M: explained by the general path
 
 
 def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, tau: Any,

@@ -23,10 +23,11 @@ import numpy as np
 
 from ..errors import ShapeError, lookup, shown
 from ..model import RobotModel, as_joint_array
+from .kernels.entries import OK
 from .packing import KernelModel
 
 __all__ = ["F4", "F8", "LISTS", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
-           "fext_array", "fast_wrenches", "joint_arrays", "joint_losses", "same_gravity", "general_args",
+           "fext_array", "fast_wrenches", "wrenched_call", "joint_arrays", "joint_losses", "same_gravity", "general_args",
            "plain_batch", "NO_FEXT"]
 
 F8 = np.dtype(np.float64)
@@ -142,6 +143,21 @@ def fast_wrenches(d: KernelModel, q: Any, qd: Any, x: Any,
             return None
         F[0, k + off] += w
     return q1[None], qd1[None], x1[None], F
+
+
+def wrenched_call(model: RobotModel, d: KernelModel, rows: Any, q: Any, qd: Any, x: Any,
+                  gravity: Sequence[float] | None, f_ext: Any) -> np.ndarray | None:
+    """One configuration with external wrenches (:func:`fast_wrenches`) by one call of the
+    compiled row entry ``rows`` (``id_rows_raw`` or ``fd_rows_raw``); None if not taken or not
+    finite (the general path then checks the inputs and explains)."""
+    args = fast_wrenches(d, q, qd, x, f_ext)
+    if args is None:
+        return None
+    out = np.empty((1, d.nv))
+    g = d.gravity if gravity is None else gravity_vector(model, gravity)
+    if rows(d.links.packed, *args[:3], *g, args[3], True, out) == OK and np.isfinite(out).all():
+        return out[0]
+    return None
 
 
 def joint_arrays(model: RobotModel, *named: tuple[Any, str, str]) -> tuple[tuple, list[np.ndarray]]:

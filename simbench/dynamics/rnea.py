@@ -17,8 +17,8 @@ import numpy as np
 from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
-from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, fast_wrenches, general_args,
-                     gravity_vector, joint_losses, plain_batch, same_gravity, NO_FEXT)
+from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, general_args,
+                     gravity_vector, joint_losses, plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -52,26 +52,12 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         else:
             out = None
     else:
-        out = _wrenched(model, d, q, qd, qdd, gravity, f_ext)
+        out = wrenched_call(model, d, E.id_rows_raw, q, qd, qdd, gravity, f_ext)
     if out is None:
         return _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
     if damping or friction:   # qd was read by the call above: numbers of the right shape
         out = out + joint_losses(d, np.asarray(qd, dtype=float), damping, friction)
     return out
-
-
-def _wrenched(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
-              gravity: Sequence[float] | None, f_ext: Any) -> np.ndarray | None:
-    """One configuration with external wrenches (:func:`.inputs.fast_wrenches`) by one
-    compiled call; None if not taken (the general path then checks the inputs and explains)."""
-    args = fast_wrenches(d, q, qd, qdd, f_ext)
-    if args is None:
-        return None
-    tau = np.empty((1, d.nv))
-    g = d.gravity if gravity is None else gravity_vector(model, gravity)
-    if E.id_rows_raw(d.links.packed, *args[:3], *g, args[3], True, tau) == E.OK and np.isfinite(tau).all():
-        return tau[0]
-    return None
 
 
 def _fast(d: KernelModel, q: Any, qd: Any, qdd: Any) -> np.ndarray | None:

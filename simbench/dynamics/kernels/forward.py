@@ -15,7 +15,7 @@ from ._jit import entry, jit
 from .blocks import row, transpose_rows
 from .crba import crba_block, crba_row, crba_scratch, mat
 from .layout import BS, FEXT, RO2, TREE
-from .tree import U, body, frow, scratch_matrices, sizes
+from .tree import U, scratch_matrices, sizes
 from .rnea import block_scratch, rnea_block, rnea_row
 
 

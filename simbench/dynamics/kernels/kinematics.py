@@ -7,11 +7,10 @@ or ``(0, z_i)`` when it translates, and zero for a body it does not move.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._jit import entry, jit
+from .entries import finite_rows
 from .joints import joint_constants, joint_pose, joint_values
 from .layout import RO2, TREE
 from .tree import body, frow, sizes
@@ -38,21 +37,11 @@ def fk_row(P, q, T):
         T[k, 3, 3] = 1.0
 
 
-@jit
-def finite(X):
-    """Every entry of the 2-D array X is finite."""
-    for r in range(X.shape[0]):
-        for i in range(X.shape[1]):
-            if not math.isfinite(X[r, i]):
-                return False
-    return True
-
-
 @entry(f"boolean({TREE}, {RO2}, float64[:, :, :, ::1])")
 def fk_rows(P, Q, T):
     """World poses T (N, nb, 4, 4) of every body of tree P for the rows of Q; False (and T not
     written) if Q holds a non-finite value."""
-    if not finite(Q):
+    if not finite_rows(Q):
         return False
     for r in range(Q.shape[0]):
         fk_row(P, Q[r], T[r])
@@ -63,7 +52,7 @@ def fk_rows(P, Q, T):
 def finite3(X):
     """Every entry of the 3-D array X is finite."""
     for r in range(X.shape[0]):
-        if not finite(X[r]):
+        if not finite_rows(X[r]):
             return False
     return True
 
@@ -76,7 +65,7 @@ def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, bodies, pts, out):
     (or, ``vprism[i]``, slides) body ``vbody[i]`` about its axis ``vaxis[i]`` (that body's
     frame); ``moves[l, i]``: it moves body ``bodies[l]`` (see the module docstring). False (and
     out not written) if Q or pts holds a non-finite value."""
-    if not (finite(Q) and finite3(pts)):
+    if not (finite_rows(Q) and finite3(pts)):
         return False
     N = Q.shape[0]
     nb, nq, nv = sizes(P)
