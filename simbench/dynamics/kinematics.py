@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ShapeError, lookup, shown
 from ..model import RobotModel, as_joint_array
-from .inputs import F8, ND, gravity_vector, joint_arrays
+from .inputs import F8, LISTS, ND, gravity_vector, joint_arrays
 from .kernels import kinematics as KK
 from .packing import KEY, KernelModel, kernel_model
 
@@ -44,9 +44,10 @@ def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     """World pose of every link, shape (..., nl, 4, 4), link order ``model.link_names``; a fixed
     root is at the identity, a floating root at the base pose of q."""
     d = model._cache.get(KEY) or kernel_model(model)
-    if _one(d, q):   # one configuration as a float64 array: no conversion
+    q1 = _one(d, q)
+    if q1 is not None:   # one configuration: no checks before the compiled call
         T = np.empty((1, d.links.idata.shape[0], 4, 4))
-        if KK.fk_rows_raw(d.links.packed, q[None], T):
+        if KK.fk_rows_raw(d.links.packed, q1[None], T):
             return T[0, d.link_offset:]
     batch, (Q,) = joint_arrays(model, (q, "q", "q"))
     T = np.empty((Q.shape[0], d.links.idata.shape[0], 4, 4))
@@ -54,11 +55,21 @@ def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     return T[:, d.link_offset:].reshape(batch + (d.nl, 4, 4))
 
 
-def _one(d: KernelModel, q: Any) -> bool:
-    """q is one configuration as a C-contiguous float64 array, which the kernels read as it is
-    (they refuse non-finite values, which the general path then explains)."""
-    return q.__class__ is ND and q.dtype is F8 and q.ndim == 1 and q.shape[0] == d.nq and \
-        q.flags.c_contiguous
+def _one(d: KernelModel, q: Any) -> np.ndarray | None:
+    """q as one configuration the kernels read as it is: a C-contiguous float64 array of nq
+    entries, or a list or tuple of nq numbers (converted once); None for anything else, and
+    non-finite values are refused by the kernels: the general path then checks and explains."""
+    if q.__class__ is ND:
+        if q.dtype is F8 and q.ndim == 1 and q.shape[0] == d.nq and q.flags.c_contiguous:
+            return q
+        return None
+    if q.__class__ in LISTS and len(q) == d.nq:
+        try:
+            x = np.array(q, dtype=F8)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        return x if x.ndim == 1 else None
+    return None
 
 
 def velocity_axes_world(model: RobotModel, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -102,9 +113,10 @@ def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.nd
     body, axis, prism, anc, link_body = d.jacobian_axes
     moves, bodies = anc[links], link_body[links]
     L = bodies.shape[0]
-    if pts.ndim == 2 and _one(d, q):   # one configuration as a float64 array: no conversion
+    q1 = _one(d, q) if pts.ndim == 2 else None
+    if q1 is not None:   # one configuration: no checks before the compiled call
         J = np.empty((1, L, 6, d.nv))
-        if KK.jacobian_rows_raw(d.links.packed, q[None], body, axis, prism, moves, bodies, pts[None], J):
+        if KK.jacobian_rows_raw(d.links.packed, q1[None], body, axis, prism, moves, bodies, pts[None], J):
             return J[0]
     qb, (Q,) = joint_arrays(model, (q, "q", "q"))
     try:

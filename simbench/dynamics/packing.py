@@ -145,7 +145,6 @@ def _link_tree(model: RobotModel) -> tuple[np.ndarray, list[int], np.ndarray, np
                                            np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(parent, kernel joint code, q index, v index, joint origin, axis, spatial inertia) per
     body of the link tree."""
-    nl = model.nlinks
     G = np.array(model.link_spatial_inertia)
     codes = [_CODES[int(c)] for c in model.joint_type_code]
     origins = np.array(model.joint_origin).reshape(-1, 4, 4)
