@@ -36,4 +36,5 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["entries", "layout", "rnea_span", "crba_span", "fd_span", "fk_rows", "jacobian_rows",
-           "run_spans", "threads", "set_threads", "BS", "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE"]
+           "run_spans", "threads", "set_threads", "BS", "FIXED", "REVOLUTE", "PRISMATIC",
+           "SPHERICAL", "FREE"]

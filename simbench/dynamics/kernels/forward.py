@@ -165,6 +165,3 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
                 good = good and math.isfinite(x[row(i) + U(b)])
             for i in range(nv):
                 qdd[b0 + b, i] = x[row(i) + U(b)] if good else np.nan
-
-
-# ------------------------------------------------------------------ forward kinematics
