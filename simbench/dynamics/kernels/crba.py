@@ -10,9 +10,13 @@ that make it fastest:
   pose in the root frame ``oX_k = oX_p X_k``, its inertia there, and the columns of its joint's
   S in the root frame (:func:`crba_column`); backward (children first): ``Ic_p += Ic_k``, and
   for each column ``F = Ic_k S_c``, ``M[j, i] = S_j^T F`` for the joint's own columns and every
-  ancestor's. With a floating base the root's free-flyer pose is left out (taken as the
-  identity): M does not depend on it (base velocities are in the base frame), and a base far
-  from the origin costs no precision.
+  ancestor's. The pose of each child of the root is left out (taken as the identity, its
+  subtree computed in its frame): M does not depend on it, since every column of S is constant in
+  its child's frame and the kinetic energy of a subtree does not change when the whole subtree
+  turns or moves (for the iiwa: M does not depend on q_1; for a floating base: on the base's
+  pose, and a base far from the origin costs no precision). That body's forward step is then a
+  copy of constants: measured in one process, 3-6 % faster mass matrices for the iiwa, the
+  Panda and a1, 13 % for the 3-DOF mobile manipulator.
 * one configuration (:func:`crba_row`): body frames, as the table is written: fewer operations
   for a single configuration (measured 1.1-1.4x faster than the root frame there).
 """
@@ -21,12 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import entry, jit, step
-from .blocks import (J_X, NJ, UBS, add_rows_within, at, copy_rows, joint_lanes, lane_pose, ld6b,
+from .blocks import (NJ, UBS, add_rows_within, at, copy_rows, joint_lanes, lane_pose, ld6b,
                      ld10b, ld_pose_b, load_pose, row, sincos_lanes, st6b, st10b, st_pose_b,
                      store_pose, transpose_rows)
 from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_pose,
                      joint_values, motion_subspace)
-from .layout import BS, C_M, FIXED, FREE, JOINT_NV, MOTION, NW, REVOLUTE, RO2, TREE, W_CM, W_R
+from .layout import BS, C_M, FIXED, JOINT_NV, MOTION, NW, REVOLUTE, RO2, TREE, W_CM, W_R
 from .tree import U, body, frow, sizes, wrow
 from .stream import STREAM_BYTES, store_fence, stream_store
 from .spatial import (dot6, force_to_parent, inertia_times, inertia_to_parent, motion_to_parent,
@@ -152,6 +156,25 @@ def crba_forward_lanes(jt, column, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb):
 
 
 @jit
+def crba_root_child_lanes(T0, k, jt, iv, W, Sb):
+    """Body k, a child of the root, in its own frame for the BS lanes: the identity pose, its own
+    inertia, and its joint's columns of S as they are (constant there)."""
+    f = frow(k)
+    I = body_inertia(T0, f + U(C_M))
+    a = joint_axis(T0, f)
+    ok = at(k, 0)
+    for i in range(BS):
+        b = U(i)
+        st_pose_b(W, ok + U(W_R) * UBS, b, IDENTITY)
+        st10b(W, ok + U(W_CM) * UBS, b, I)
+    for c in range(JOINT_NV[jt]):
+        S = motion_subspace(jt, a, c)
+        o = row(6 * (iv + c))
+        for i in range(BS):
+            st6b(Sb, o, U(i), S)
+
+
+@jit
 def crba_columns_lanes(T0, k, jt, iv, W, Sb):
     """The columns of body k's joint's S in the root frame into Sb (6 rows per entry of v)."""
     a = joint_axis(T0, frow(k))
@@ -217,11 +240,10 @@ def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, given):
         p, jt, iq, iv = body(T0, nbody, k)
         rev = jt == REVOLUTE   # its column written by the forward step (True/False as literals
         #                        below: each inlined loop is compiled with the flag folded)
-        if jt == FREE and p == 0:              # the root pose left out (module docstring)
-            for i in range(BS):
-                st_pose_b(J, row(J_X), U(i), IDENTITY)
-            crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
-        elif given:                            # the joint's pose, left in W by the RNEA
+        if p == 0:                             # the root's child in its own frame (module
+            crba_root_child_lanes(T0, k, jt, iv, W, Sb)   # docstring)
+            continue
+        if given:                            # the joint's pose, left in W by the RNEA
             copy_rows(W, at(k, W_R), J, 12)
             if rev:
                 crba_forward_lanes(MOTION, True, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
