@@ -134,20 +134,6 @@ def copy_rows(src, o_src, dst, rows):
         dst[U(i)] = src[o_src + U(i)]
 
 
-@jit
-def add_rows(src, dst, o_dst, rows):
-    """dst rows from offset o_dst += src rows 0 .. rows."""
-    for i in range(rows * BS):
-        dst[o_dst + U(i)] += src[U(i)]
-
-
-@jit
-def add_rows_within(W, o_src, o_dst, rows):
-    """W rows from offset o_dst += W rows from offset o_src (non-overlapping)."""
-    for i in range(rows * BS):
-        W[o_dst + U(i)] += W[o_src + U(i)]
-
-
 # ------------------------------------------------------------------ rows in and out of a block
 @jit
 def transpose_rows(X, b0, nb, out):

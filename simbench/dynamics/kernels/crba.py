@@ -25,13 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import entry, jit, step
-from .blocks import (NJ, UBS, add_rows_within, at, copy_rows, joint_lanes, lane_pose, ld6b,
+from .blocks import (NJ, UBS, at, copy_rows, joint_lanes, lane_pose, ld6b,
                      ld10b, ld_pose_b, load_pose, row, sincos_lanes, st6b, st10b, st_pose_b,
                      store_pose, transpose_rows)
 from .joints import (body_inertia, joint_axis, joint_constants, joint_force, joint_pose,
                      joint_values, motion_subspace)
 from .layout import BS, C_M, FIXED, JOINT_NV, MOTION, NW, REVOLUTE, RO2, TREE, W_CM, W_R
-from .tree import U, body, frow, sizes, wrow
+from .tree import U, body, depth_parity, frow, sizes, wrow
 from .stream import STREAM_BYTES, store_fence, stream_store
 from .spatial import (dot6, force_to_parent, inertia_times, inertia_to_parent, motion_to_parent,
                       pose_mul)
@@ -130,14 +130,15 @@ def upper(n, i, j):
 
 
 @step
-def crba_forward_lanes(jt, column, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb):
-    """The forward step of body k for the BS lanes: pose and inertia in the root frame into W (W_R,
-    W_CM). ``jt`` REVOLUTE: the joint model inside the loop; MOTION: the pose from the joint block
-    J. ``column``: the joint is revolute, and its one column of S in the root frame goes into Sb in
-    the same loop (the pose still in registers: measured 5-10 % faster mass matrices than
-    :func:`crba_columns_lanes`, a loop of its own). The parent's pose is read from a copy in P, so
-    that the loop writes one array that it does not read (LLVM vectorises it with few checks at run
-    time; reading W itself was measured 1.2-1.6x slower)."""
+def crba_forward_lanes(jt, column, T0, k, p, iq, iv, Qb, SC, J, Wk, Wp, Sb):
+    """The forward step of body k for the BS lanes: pose and inertia in the root frame into Wk
+    (W_R, W_CM). ``jt`` REVOLUTE: the joint model inside the loop; MOTION: the pose from the joint
+    block J. ``column``: the joint is revolute, and its one column of S in the root frame goes
+    into Sb in the same loop (the pose still in registers: measured 5-10 % faster mass matrices
+    than :func:`crba_columns_lanes`, a loop of its own). The parent's pose is read from Wp, the
+    other work array (:func:`crba_block`), so that the loop writes one array that it does not read
+    (LLVM vectorises it with few checks at run time; reading and writing one array was measured
+    1.2-1.6x slower)."""
     f = frow(k)
     C = joint_constants(T0, f)
     I = body_inertia(T0, f + U(C_M))
@@ -145,12 +146,12 @@ def crba_forward_lanes(jt, column, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb):
     ok = at(k, 0)
     oq = row(iq)
     os = row(6 * iv)
-    copy_rows(W, at(p, W_R), P, 12)
+    op = at(p, W_R)
     for i in range(BS):
         b = U(i)
-        oX, oI = crba_forward_step(ld_pose_b(P, row(0), b), lane_pose(jt, C, Qb, SC, oq, J, b), I)
-        st_pose_b(W, ok + U(W_R) * UBS, b, oX)
-        st10b(W, ok + U(W_CM) * UBS, b, oI)
+        oX, oI = crba_forward_step(ld_pose_b(Wp, op, b), lane_pose(jt, C, Qb, SC, oq, J, b), I)
+        st_pose_b(Wk, ok + U(W_R) * UBS, b, oX)
+        st10b(Wk, ok + U(W_CM) * UBS, b, oI)
         if column:
             st6b(Sb, os, b, crba_column(oX, S))
 
@@ -188,9 +189,10 @@ def crba_columns_lanes(T0, k, jt, iv, W, Sb):
 
 
 @jit
-def crba_backward_lanes(k, p, nvk, iv, n, W, Sb, Fb, Mb):
+def crba_backward_lanes(k, p, nvk, iv, n, W, Wp, Sb, Fb, Mb):
     """For the BS lanes: F = Ic S_c of each column of body k's joint into Fb (6 rows per
-    column) and the joint's own block of M; then the composite inertia added to the parent's."""
+    column) and the joint's own block of M; then the composite inertia (in W) added to the
+    parent's (in Wp; none for a child of the root)."""
     ok = at(k, W_CM)
     for c in range(nvk):
         os, of = row(6 * (iv + c)), row(6 * c)
@@ -202,7 +204,10 @@ def crba_backward_lanes(k, p, nvk, iv, n, W, Sb, Fb, Mb):
             for i in range(BS):
                 b = U(i)
                 Mb[om + b] = dot6(ld6b(Sb, o2, b), ld6b(Fb, of, b))
-    add_rows_within(W, ok, at(p, W_CM), 10)
+    if p > 0:
+        op = at(p, W_CM)
+        for i in range(10 * BS):
+            Wp[op + U(i)] += W[ok + U(i)]
 
 
 @jit
@@ -224,54 +229,57 @@ def crba_ancestors(T0, nbody, k, p, nvk, iv, n, Sb, Fb, Mb):
 
 
 @jit
-def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, given):
+def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, W2, J, given):
     """Mass matrices of tree T0 for the lanes of the flat block Qb
     (:func:`.blocks.transpose_rows`) into the upper triangle of the flat block Mb (entry (i, j)
     of lane b at ``(i * nv + j) * BS + b``; the entries of the lower triangle and those between
-    joints on different branches are not written). Scratch blocks: W (nbody * NW * BS), SC
-    (2 * BS), Sb (6 * nv * BS), Fb (36 * BS), P (12 * BS), J (NJ * BS). ``given``: the joints'
-    poses are already in W at W_R, left there by :func:`.rnea.rnea_block` for the same lanes
-    (the forward dynamics: no sine, cosine or joint pose computed twice)."""
+    joints on different branches are not written). Scratch blocks: W and W2 (nbody * NW * BS
+    each), SC (2 * BS), Sb (6 * nv * BS), Fb (36 * BS), J (NJ * BS). A body's pose and inertia
+    go to W or W2 by the parity of its depth in the tree, so that a body and its parent are
+    never in the same array (no copy of the parent's pose: measured in one process, 0-5 %
+    faster mass matrices for the iiwa, the Panda and a1, 5-11 % for the mobile manipulator). ``given``: the joints' poses are already
+    in W and W2 at W_R (by the same parity), left there by :func:`.rnea.rnea_block` for the same
+    lanes (the forward dynamics: no sine, cosine or joint pose computed twice)."""
     nbody, nq, n = sizes(T0)
-    for i in range(BS):
-        st_pose_b(W, at(0, W_R), U(i), IDENTITY)
-        st10b(W, at(0, W_CM), U(i), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    odd = depth_parity(T0, nbody)
     for k in range(1, nbody):
         p, jt, iq, iv = body(T0, nbody, k)
+        Wk, Wp = (W2, W) if odd[k] else (W, W2)
         rev = jt == REVOLUTE   # its column written by the forward step (True/False as literals
         #                        below: each inlined loop is compiled with the flag folded)
         if p == 0:                             # the root's child in its own frame (module
-            crba_root_child_lanes(T0, k, jt, iv, W, Sb)   # docstring)
+            crba_root_child_lanes(T0, k, jt, iv, Wk, Sb)   # docstring)
             continue
-        if given:                            # the joint's pose, left in W by the RNEA
-            copy_rows(W, at(k, W_R), J, 12)
+        if given:                              # the joint's pose, left in Wk by the RNEA
+            copy_rows(Wk, at(k, W_R), J, 12)
             if rev:
-                crba_forward_lanes(MOTION, True, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+                crba_forward_lanes(MOTION, True, T0, k, p, iq, iv, Qb, SC, J, Wk, Wp, Sb)
             else:
-                crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+                crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, Wk, Wp, Sb)
         elif rev:
             sincos_lanes(Qb, row(iq), SC)
-            crba_forward_lanes(REVOLUTE, True, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+            crba_forward_lanes(REVOLUTE, True, T0, k, p, iq, iv, Qb, SC, J, Wk, Wp, Sb)
         else:
             f = frow(k)
             joint_lanes(jt, joint_constants(T0, f), joint_axis(T0, f), Qb, row(iq), Qb, Qb,
                         0, J, False)
-            crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, W, P, Sb)
+            crba_forward_lanes(MOTION, False, T0, k, p, iq, iv, Qb, SC, J, Wk, Wp, Sb)
         if not rev:
-            crba_columns_lanes(T0, k, jt, iv, W, Sb)
+            crba_columns_lanes(T0, k, jt, iv, Wk, Sb)
     for k in range(nbody - 1, 0, -1):
         p, jt, iq, iv = body(T0, nbody, k)
-        crba_backward_lanes(k, p, JOINT_NV[jt], iv, n, W, Sb, Fb, Mb)
+        Wk, Wp = (W2, W) if odd[k] else (W, W2)
+        crba_backward_lanes(k, p, JOINT_NV[jt], iv, n, Wk, Wp, Sb, Fb, Mb)
         crba_ancestors(T0, nbody, k, p, JOINT_NV[jt], iv, n, Sb, Fb, Mb)
 
 
 @jit
 def crba_scratch(T0, nq, nv):
-    """(W, SC, Sb, Fb, Mb, P, J, Qb): the scratch blocks of :func:`crba_block`; Mb zeroed once
+    """(W, SC, Sb, Fb, Mb, W2, J, Qb): the scratch blocks of :func:`crba_block`; Mb zeroed once
     (the entries the CRBA never writes stay zero)."""
-    return (np.empty(np.int64(T0[0]) * NW * BS), np.empty(2 * BS), np.empty((6 * nv + 1) * BS),
-            np.empty(36 * BS), np.zeros((nv * nv + 1) * BS), np.empty(12 * BS),
-            np.empty(NJ * BS), np.empty((nq + 1) * BS))
+    nw = np.int64(T0[0]) * NW * BS
+    return (np.empty(nw), np.empty(2 * BS), np.empty((6 * nv + 1) * BS), np.empty(36 * BS),
+            np.zeros((nv * nv + 1) * BS), np.empty(nw), np.empty(NJ * BS), np.empty((nq + 1) * BS))
 
 
 @jit
@@ -311,12 +319,12 @@ def crba_span(T0, Q, out, start, stop):
     with streaming stores (:mod:`.stream`)."""
     nv = out.shape[1]
     stream = out.nbytes >= STREAM_BYTES
-    W, SC, Sb, Fb, Mb, P, J, Qb = crba_scratch(T0, Q.shape[1], nv)
+    W, SC, Sb, Fb, Mb, W2, J, Qb = crba_scratch(T0, Q.shape[1], nv)
     src, flat = upper_table(nv), out.reshape(-1)
     for b0 in range(start, stop, BS):
         nb = min(BS, stop - b0)
         transpose_rows(Q, b0, nb, Qb)
-        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, False)
+        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, W2, J, False)
         unblock_matrix(Mb, src, b0, nb, flat, stream)
     if stream:
         store_fence()

@@ -142,7 +142,7 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
     """Forward dynamics of tree T0 for rows start .. stop into qdd; rows whose M is singular
     come back nan. Releases the GIL."""
     nq, nv = Q.shape[1], TAU.shape[1]
-    W, SC, Tb, P, J, Qb, QDb, ZERO = block_scratch(T0, nq, nv)   # ZERO: q'' = 0 (never written)
+    W, SC, Tb, W2, J, Qb, QDb, ZERO = block_scratch(T0, nq, nv)   # ZERO: q'' = 0 (never written)
     _, _, Sb, Fb, Mb, _, _, _ = crba_scratch(T0, 0, nv)
     x = np.empty((nv + 1) * BS)
     ok = np.empty(BS)
@@ -152,12 +152,12 @@ def fd_span(T0, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, qdd, start, stop):
         transpose_rows(QD, b0, nb, QDb)
         transpose_rows(TAU, b0, nb, x)
         # bias C q' + g - J^T F_ext into Tb, then x = tau - bias
-        rnea_block(T0, Qb, QDb, ZERO, b0, nb, gx, gy, gz, FEXT, has_fext, W, SC, Tb, P, J)
+        rnea_block(T0, Qb, QDb, ZERO, b0, nb, gx, gy, gz, FEXT, has_fext, W, SC, Tb, W2, J)
         for r in range(nv):
             o = row(r)
             for i in range(BS):
                 x[o + U(i)] -= Tb[o + U(i)]
-        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, P, J, True)   # the poses of the RNEA
+        crba_block(T0, Qb, W, SC, Sb, Fb, Mb, W2, J, True)   # the poses of the RNEA
         cholesky_solve_block(Mb, x, nv, nb, ok)
         for b in range(nb):
             good = ok[b] > 0.0

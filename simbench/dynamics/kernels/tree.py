@@ -61,3 +61,13 @@ def scratch_matrices(nb, nv):
     """Offsets of the single-call scratch matrices M and L."""
     o = U(HEADER + nb * (NF + 4 + NW))
     return o, o + U(nv * nv)
+
+
+@step
+def depth_parity(P, nb):
+    """odd[k]: body k is at an odd depth in the tree (the root: even). The block drivers keep a
+    body's quantities in one of two work arrays by this parity, its parent's in the other."""
+    odd = np.zeros(nb, np.bool_)
+    for k in range(1, nb):
+        odd[k] = not odd[np.int64(P[U(HEADER + nb * NF + 4 * k)])]
+    return odd
