@@ -106,18 +106,22 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
     return _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :]
 
 
-def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.ndarray) -> np.ndarray:
+def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.ndarray,
+               poses: bool = False) -> Any:
     """Jacobians (..., L, 6, nv) of the points pts (..., L, 3) fixed to the links ``links`` (a
     slice or index array of L links; each point in its link's frame), by one compiled call
-    (:func:`.kernels.kinematics.jacobian_rows`)."""
+    (:func:`.kernels.kinematics.jacobian_rows`); with ``poses``, (world poses of every link
+    (..., nl, 4, 4), Jacobians), both from that call."""
     body, axis, prism, anc, link_body = d.jacobian_axes
     moves, bodies = anc[links], link_body[links]
-    L = bodies.shape[0]
+    L, nb = bodies.shape[0], d.links.idata.shape[0]
     q1 = _one(d, q) if pts.ndim == 2 else None
     if q1 is not None:   # one configuration: no checks before the compiled call
         J = np.empty((1, L, 6, d.nv))
-        if KK.jacobian_rows_raw(d.links.packed, q1[None], body, axis, prism, moves, bodies, pts[None], J):
-            return J[0]
+        T = np.empty((1 if poses else 0, nb, 4, 4))
+        if KK.jacobian_rows_raw(d.links.packed, q1[None], body, axis, prism, moves, bodies, pts[None],
+                                J, T):
+            return (T[0, d.link_offset:], J[0]) if poses else J[0]
     qb, (Q,) = joint_arrays(model, (q, "q", "q"))
     try:
         batch = np.broadcast_shapes(qb, pts.shape[:-2])
@@ -128,8 +132,10 @@ def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.nd
     Q = np.ascontiguousarray(np.broadcast_to(Q.reshape(qb + (d.nq,)), batch + (d.nq,)).reshape(rows, d.nq))
     P = np.ascontiguousarray(np.broadcast_to(pts, batch + (L, 3)).reshape(rows, L, 3))
     J = np.empty((rows, L, 6, d.nv))
-    KK.jacobian_rows(d.links.packed, Q, body, axis, prism, moves, bodies, P, J)
-    return J.reshape(batch + (L, 6, d.nv))
+    T = np.empty((rows if poses else 0, nb, 4, 4))
+    KK.jacobian_rows(d.links.packed, Q, body, axis, prism, moves, bodies, P, J, T)
+    J = J.reshape(batch + (L, 6, d.nv))
+    return (T[:, d.link_offset:].reshape(batch + (d.nl, 4, 4)), J) if poses else J
 
 
 def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
@@ -137,21 +143,23 @@ def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
 
 
 def link_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    """World poses (..., nl, 4, 4) and the Jacobians (..., nl, 6, nv) of every link's COM."""
+    """World poses (..., nl, 4, 4) and the Jacobians (..., nl, 6, nv) of every link's COM, from
+    one compiled call (the poses are those the Jacobians are built from)."""
     d = model._cache.get(KEY) or kernel_model(model)
-    return forward_kinematics(model, q), _jacobians(model, d, q, slice(None), model.link_com)
+    return _jacobians(model, d, q, slice(None), model.link_com, poses=True)
 
 
 def center_of_mass(model: RobotModel, q: Any) -> np.ndarray:
-    """World position of the robot's centre of mass, (..., 3)."""
-    c = _coms(model, forward_kinematics(model, q))
-    return np.einsum("i,...ij->...j", model.link_mass, c) / model.total_mass
+    """World position of the robot's centre of mass, (..., 3): ``sum_i m_i c_i / sum_i m_i``."""
+    return (model.link_mass / model.total_mass) @ _coms(model, forward_kinematics(model, q))
 
 
 def com_jacobian(model: RobotModel, q: Any) -> np.ndarray:
     """Jacobian (..., 3, nv) of the robot's centre of mass: ``sum_i m_i Jv_i / sum_i m_i``."""
     _, J = link_com_jacobians(model, q)
-    return np.einsum("i,...ijk->...jk", model.link_mass, J[..., 3:, :]) / model.total_mass
+    Jv = J[..., 3:, :]   # (..., nl, 3, nv): one matrix product with the weights m_i / sum m_i
+    w = model.link_mass / model.total_mass
+    return (w @ Jv.reshape(Jv.shape[:-2] + (3 * model.nv,))).reshape(Jv.shape[:-3] + (3, model.nv))
 
 
 def kinetic_energy(model: RobotModel, q: Any, qd: Any) -> np.ndarray:

@@ -58,19 +58,24 @@ def finite3(X):
 
 
 @entry(f"boolean({TREE}, {RO2}, int64[::1], float64[:, ::1], boolean[::1], boolean[:, ::1], "
-       f"int64[::1], Array(float64, 3, 'C', readonly=True), float64[:, :, :, ::1])")
-def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, bodies, pts, out):
+       f"int64[::1], Array(float64, 3, 'C', readonly=True), float64[:, :, :, ::1], "
+       f"float64[:, :, :, ::1])")
+def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, bodies, pts, out, poses):
     """Jacobians out (N, L, 6, nv), for the rows of Q, of the points pts[r, l] (pts (1 or N, L,
     3)), each fixed to body ``bodies[l]`` of tree P (in that body's frame). Entry i of v turns
     (or, ``vprism[i]``, slides) body ``vbody[i]`` about its axis ``vaxis[i]`` (that body's
-    frame); ``moves[l, i]``: it moves body ``bodies[l]`` (see the module docstring). False (and
-    out not written) if Q or pts holds a non-finite value."""
+    frame); ``moves[l, i]``: it moves body ``bodies[l]`` (see the module docstring). The world
+    poses of the bodies, which the Jacobians need, also go to ``poses`` (N, nb, 4, 4) when it
+    has N rows (give it 0 rows to leave them out). False (and out not written) if Q or pts
+    holds a non-finite value."""
     if not (finite_rows(Q) and finite3(pts)):
         return False
     N = Q.shape[0]
     nb, nq, nv = sizes(P)
-    T = np.empty((nb, 4, 4))
+    keep = poses.shape[0] == N
+    own = np.empty((nb, 4, 4))
     for r in range(N):
+        T = poses[r] if keep else own
         fk_row(P, Q[r], T)
         for l in range(bodies.shape[0]):
             k = bodies[l]
