@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
-           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path"]
+           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
+           "reason"]
 
 V = TypeVar("V")
 
@@ -102,9 +103,24 @@ def shown(value: Any) -> str:
             text = repr(value)
     else:
         text = _SHORT.repr(value)
+    return _one_line(text, SHOWN_CHARS)
+
+
+#: longest exception text a message quotes after the value
+REASON_CHARS = 80
+
+
+def reason(exc: BaseException) -> str:
+    """An exception's text on one line of at most :data:`REASON_CHARS` characters, for the
+    parenthesis after a message that already shows the value (numpy quotes the whole string it
+    could not convert)."""
+    return _one_line(str(exc), REASON_CHARS)
+
+
+def _one_line(text: str, limit: int) -> str:
     text = " ".join(text.split())
-    if len(text) > SHOWN_CHARS:
-        half = (SHOWN_CHARS - 3) // 2
+    if len(text) > limit:
+        half = (limit - 3) // 2
         text = text[:half] + "..." + text[-half:]
     return text
 

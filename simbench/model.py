@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, lookup, shown
+from .errors import ShapeError, lookup, reason, shown
 from .issues import ModelIssue
 
 if TYPE_CHECKING:
@@ -430,7 +430,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
             raise TypeError("complex values; expected real numbers")
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: an int beyond float64
-        raise ShapeError(f"{name} must be numbers, got {shown(value)} ({exc})") from None
+        raise ShapeError(f"{name} must be numbers, got {shown(value)} ({reason(exc)})") from None
     if arr.ndim == 0 or arr.shape[-1] != size:
         raise ShapeError(
             f"{name} has shape {arr.shape}; expected (..., {size}) with joints in order "

@@ -305,6 +305,8 @@ CASES = [
     C("collision-workers-zero", api("det.compute_distances(np.zeros((3, 1)), workers=0)"), {}, "workers = 0", "expected an integer >= 1"),
     # ---- huge values outside the dynamics (API only): cut around "..." to one short line
     C("collision-q-huge-list", api("det.compute_distances(['x'] * 10_000)"), {}, "q must be numbers, got ['x', 'x',", "...]"),
+    C("id-q-huge-strings", api("dyn.inverse_dynamics(model, ['x' * 10_000], [0.0], [0.0])"), {}, "q must be numbers, got ['xxx", "(could not convert string to float: 'x"),
+    C("collision-q-huge-strings", api("det.compute_distances(['x' * 10_000])"), {}, "q must be numbers, got ['xxx", "(could not convert string to float: 'x"),
     C("collision-workers-huge-int", api("det.compute_distances(np.zeros((3, 1)), workers=-10**400)"), {}, "workers = -1000", "expected an integer >= 1"),
     C("collision-padding-huge-int", api("CollisionDetector(det.loaded, [('robot', 'other')], padding=10**400)"), {}, "padding of robot/a is 1000", "expected metres"),
     C("collision-pair-huge-list", api("CollisionDetector(det.loaded, [['robot'] * 10_000])"), {}, "got ['robot', 'robot',", "a collision pair must be two objects"),

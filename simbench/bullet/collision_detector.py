@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import ShapeError, SimbenchError, shown
+from ..errors import ShapeError, SimbenchError, reason, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
@@ -182,7 +182,7 @@ class CollisionDetector:
         try:
             arr = np.asarray(q, dtype=float)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ShapeError(f"{name} must be numbers, got {shown(q)} ({exc})") from None
+            raise ShapeError(f"{name} must be numbers, got {shown(q)} ({reason(exc)})") from None
         full = bases and self.nq != self.dof and arr.ndim > 0 and arr.shape[-1] == self.nq
         if arr.ndim == 0 or (arr.shape[-1] != self.dof and not full):
             also = f" (or {self.nq} columns: base pose x y z qx qy qz qw before each floating robot's joints)" \
