@@ -262,6 +262,7 @@ CASES = [
     C("id-gravity-length", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], gravity=(0, -9.81))"), {}, "(0, -9.81)", "gravity must be 3 finite numbers"),
     C("id-fext-shape", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'b': np.zeros(3)})"), {}, "f_ext['b'] has shape (3,)", "expected (..., 6)"),
     C("id-fext-nan", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'b': [np.nan] * 6})"), {}, "f_ext['b'] holds a non-finite value", "expected finite numbers"),
+    C("id-fext-inf-batch", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'b': np.where(np.arange(600).reshape(100, 6) == 343, np.inf, 0.0)})"), {}, "f_ext['b'] holds a non-finite value inf at index (57, 1)", "expected finite numbers"),
     C("id-overflow-batch", api("dyn.inverse_dynamics(arm, np.zeros((40, 2)), np.full((40, 2), 1e200), np.zeros((40, 2)))"), {}, "max |qd| = 1e+200", "small enough for float64"),
     # large float64 batches run the kernels first and check the results (inputs.plain_batch): the same errors
     C("id-nan-large-batch", api("dyn.inverse_dynamics(arm, np.zeros((2000, 2)), np.where(np.arange(4000).reshape(2000, 2) == 2467, np.nan, 0.0), np.zeros((2000, 2)))"), {}, "qd holds a non-finite value nan at index (1233, 1) (joint 'theta2')", "expected finite numbers"),

@@ -201,7 +201,9 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
             raise ShapeError(f"f_ext[{name!r}] has shape {arr.shape}; expected (..., 6) = "
                              f"[torque (3), force (3)] in the world frame about the link origin")
         if not np.all(np.isfinite(arr)):
-            raise ShapeError(f"f_ext[{name!r}] holds a non-finite value: {arr}; expected finite numbers")
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            raise ShapeError(f"f_ext[{name!r}] holds a non-finite value {arr[tuple(bad)]} at index "
+                             f"{tuple(int(i) for i in bad)}; expected finite numbers")
         try:
             np.broadcast_shapes(arr.shape[:-1], batch)
             fb = np.broadcast_shapes(fb, arr.shape[:-1])
