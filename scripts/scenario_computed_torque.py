@@ -66,7 +66,7 @@ def track(sim, model, seconds: float, kp: float = KP, kd: float = KD) -> dict:
     robot.reset(q0, desired(-dt / 2)[1])  # PyBullet's velocity lags half a step (docstring)
     start = sim.t
     n = int(round(seconds / dt))
-    log_t, log_q, log_qd = [], [], []
+    log_t, log_q = [], []
     for _ in range(n):
         if not sim.running:
             break

@@ -6,7 +6,6 @@ applied by hand), closed-form box inertia.
 import argparse
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pybullet as p

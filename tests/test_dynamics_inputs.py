@@ -3,8 +3,7 @@ and the order of the entries (oracle: the expected message)."""
 import numpy as np
 import pytest
 
-from _dyn_helpers import asset
-from simbench.errors import ShapeError, SimbenchError, UnknownNameError
+from simbench.errors import ShapeError, UnknownNameError
 from simbench.model import RobotModel
 import simbench.dynamics as dyn
 

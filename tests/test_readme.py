@@ -13,7 +13,6 @@ A block that cannot run here is preceded by ``<!-- no-run: reason -->``; keep th
 import ast
 import logging
 import math
-import os
 import re
 from pathlib import Path
 

@@ -19,7 +19,6 @@ from _dyn_helpers import require  # noqa: E402
 from simbench.errors import SimbenchError, ShapeError  # noqa: E402
 from simbench.model import RobotModel  # noqa: E402
 from simbench.paths import assets_dir  # noqa: E402
-from simbench.dynamics import symbolic  # noqa: E402
 from simbench.dynamics.symbolic import derive  # noqa: E402
 
 sp = require("sympy")
