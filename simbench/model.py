@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -439,7 +440,25 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
                          f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r}); expected finite numbers")
+    if space == "q":
+        check_quaternions(model, arr, name)
     return arr
+
+
+def check_quaternions(model: RobotModel, q: np.ndarray, name: str) -> None:
+    """Raise if a quaternion of q (the base's, a spherical joint's) is zero: it names no
+    rotation (one of any other norm is normalised, as ``x y z w / |q|``)."""
+    starts = model._space().quat_start
+    if not starts or not (q[..., [s + 3 for s in starts]] == 0.0).any():   # w = 0 first: cheap
+        return
+    for s in starts:
+        zero = ~(np.einsum("...i,...i->...", q[..., s:s + 4], q[..., s:s + 4]) > 0.0)
+        if zero.any():
+            at = tuple(int(i) for i in np.argwhere(zero)[0])
+            where = f" at batch index {at}" if at else ""
+            label = re.sub(r"(_qx|\[qx\])$", "", model.q_labels[s])
+            raise ShapeError(f"{name}[..., {s}:{s + 4}] (the quaternion x y z w of {label!r}) is "
+                             f"zero{where}; expected a unit quaternion, e.g. (0, 0, 0, 1)")
 
 
 # ---------------------------------------------------------------------- joint and base modelling

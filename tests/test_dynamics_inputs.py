@@ -125,3 +125,46 @@ def test_floating_and_planar_joints_in_the_tree_are_refused_clearly(jtype):
     with pytest.raises(URDFError, match=f"joint 'j' has type '{jtype}'.*" +
                        ("floating_base=True" if jtype == "floating" else "two prismatic joints")):
         RobotModel.from_urdf_string(xml)
+
+
+def test_a_zero_quaternion_is_named_by_every_function_and_form():
+    """A zero quaternion names no rotation: the base's (a1) or a spherical joint's (the humanoid's
+    'chest', in one row of a batch) is refused by every public function, on the fast paths (one
+    configuration as an array or a list, a small batch) and on the batched kernels, with the
+    quaternion's entries and joint named (before: an overflow blamed on qd and qdd, nan poses or
+    a nan mass matrix returned). A quaternion of another norm is normalised: the same poses."""
+    a1 = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
+    hum = RobotModel.from_urdf("pybullet_data:humanoid/humanoid.urdf", floating_base=True)
+    q = a1.neutral()
+    q[3:7] = 0.0
+    z = np.zeros(a1.nv)
+    Q = hum.random_configuration(0, 100)
+    Q[37, 7:11] = 0.0
+    Z = np.zeros((100, hum.nv))
+    link = a1.link_names[3]
+    cases = {
+        "q[..., 3:7] (the quaternion x y z w of 'base') is zero;": [
+            lambda: dyn.inverse_dynamics(a1, q, z, z), lambda: dyn.inverse_dynamics(a1, list(q), z, z),
+            lambda: dyn.forward_dynamics(a1, q, z, z), lambda: dyn.forward_kinematics(a1, q),
+            lambda: dyn.forward_kinematics(a1, list(q)), lambda: dyn.link_jacobian(a1, q, link),
+            lambda: dyn.link_com_jacobians(a1, q), lambda: dyn.center_of_mass(a1, q)],
+        "q[..., 7:11] (the quaternion x y z w of 'chest') is zero at batch index (37,)": [
+            lambda: dyn.inverse_dynamics(hum, Q, Z, Z), lambda: dyn.forward_dynamics(hum, Q, Z, Z),
+            lambda: dyn.mass_matrix(hum, Q), lambda: dyn.forward_kinematics(hum, Q)],
+        "q[..., 7:11] (the quaternion x y z w of 'chest') is zero at batch index (7,)": [
+            lambda: dyn.mass_matrix(hum, Q[30:40]), lambda: dyn.inverse_dynamics(hum, Q[30:40], Z[:10], Z[:10])],
+        "q[..., 7:11] (the quaternion x y z w of 'chest') is zero;": [
+            lambda: dyn.mass_matrix(hum, Q[37]), lambda: dyn.mass_matrix(hum, list(Q[37])),
+            lambda: dyn.forward_dynamics(hum, Q[37], Z[0], Z[0])],
+    }
+    checked = 0
+    for text, calls in cases.items():
+        for call in calls:
+            with pytest.raises(ShapeError) as e:
+                call()
+            assert text in str(e.value) and "expected a unit quaternion" in str(e.value), str(e.value)
+            checked += 1
+    assert checked == 17
+    q2 = a1.neutral()
+    q2[3:7] = [0.0, 0.0, 0.0, 2.0]
+    assert np.array_equal(dyn.forward_kinematics(a1, q2), dyn.forward_kinematics(a1, a1.neutral()))

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..model import RobotModel
 from . import kernels as K
+from ..model import check_quaternions
 from .inputs import SERIAL_ROWS, fast1, joint_arrays, plain_batch
 from .kernels import entries as E
 from .kernels.entries import CALL
@@ -37,6 +38,7 @@ def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
         if E.crba_fast_rows_raw(d.packed, q, out) == E.OK:
             return out
     if plain_batch(d, q) and np.isfinite(q).all():   # a large float64 batch, read as it is
+        check_quaternions(model, q, "q")   # a zero one names no rotation (M would be nan)
         M = np.empty((q.shape[0], d.nv, d.nv))
         K.run_spans(K.crba_span, q.shape[0], d.bodies.packed, q, M)
         return M

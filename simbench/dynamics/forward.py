@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimbenchError
-from ..model import RobotModel
+from ..model import RobotModel, as_joint_array
 from . import kernels as K
 from .crba import mass_matrix
 from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses,
@@ -114,6 +114,7 @@ def _singular(model: RobotModel, qdd: np.ndarray, Q: np.ndarray) -> None:
     bad = np.flatnonzero((~np.isfinite(qdd.reshape(-1, model.nv))).any(axis=-1))
     if bad.size == 0:
         return
+    as_joint_array(model, Q, "q", "q")   # a zero quaternion: named, before any other cause
     try:
         np.linalg.cholesky(mass_matrix(model, np.reshape(Q, (-1, model.nq))[bad[0]]))
     except np.linalg.LinAlgError:

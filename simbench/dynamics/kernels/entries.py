@@ -208,6 +208,8 @@ def crba_one(P, q, out):
     if not finite(q):
         return NOT_FINITE
     crba_row(P, q, out)
+    if not finite_rows(out):   # finite q, non-finite M: a zero quaternion; the caller explains
+        return NOT_FINITE
     return OK
 
 

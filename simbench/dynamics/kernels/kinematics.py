@@ -40,11 +40,14 @@ def fk_row(P, q, T):
 @entry(f"boolean({TREE}, {RO2}, float64[:, :, :, ::1])")
 def fk_rows(P, Q, T):
     """World poses T (N, nb, 4, 4) of every body of tree P for the rows of Q; False (and T not
-    written) if Q holds a non-finite value."""
+    written) if Q holds a non-finite value, or False when a pose comes out non-finite (a zero
+    quaternion in Q: the caller explains)."""
     if not finite_rows(Q):
         return False
     for r in range(Q.shape[0]):
         fk_row(P, Q[r], T[r])
+        if not finite_rows(T[r, :, 0]):   # the rotation's first column: nan from a zero quaternion
+            return False
     return True
 
 
@@ -67,7 +70,8 @@ def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, bodies, pts, out, poses):
     frame); ``moves[l, i]``: it moves body ``bodies[l]`` (see the module docstring). The world
     poses of the bodies, which the Jacobians need, also go to ``poses`` (N, nb, 4, 4) when it
     has N rows (give it 0 rows to leave them out). False (and out not written) if Q or pts
-    holds a non-finite value."""
+    holds a non-finite value, or False when a pose comes out non-finite (a zero quaternion in
+    Q: the caller explains)."""
     if not (finite_rows(Q) and finite3(pts)):
         return False
     N = Q.shape[0]
@@ -77,6 +81,8 @@ def jacobian_rows(P, Q, vbody, vaxis, vprism, moves, bodies, pts, out, poses):
     for r in range(N):
         T = poses[r] if keep else own
         fk_row(P, Q[r], T)
+        if not finite_rows(T[:, 0]):
+            return False
         for l in range(bodies.shape[0]):
             k = bodies[l]
             x, y, z = pts[r if pts.shape[0] > 1 else 0, l]
