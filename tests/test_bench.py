@@ -142,6 +142,28 @@ def test_dynamics_suite_fixed_and_floating_rows_with_same_run_ratios():
     assert check_ratios(rows) >= 40
 
 
+def test_quick_runs_state_the_targets_without_judging_them():
+    """``--quick``'s batches (n = 1000) and rounds are too small for the speed targets, which are
+    for the full settings: its notes say "not judged" where a full run says met or MISSED (a
+    user's smoke run printed ten MISSED lines)."""
+    import argparse
+
+    from simbench.bench import cli, dynamics
+    from simbench.bench.schema import Row
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    assert cli.settings_of(parser.parse_args(["--quick"]))["dynamics"]["judge"] is False
+    assert cli.settings_of(parser.parse_args([]))["dynamics"]["judge"] is True
+    quantity = "inverse dynamics, batched"
+    rows = [Row("dynamics", "r", quantity, dynamics.OURS["inverse dynamics"], 10, 1.0, "loop", ratio)
+            for ratio in (0.05, 0.5)]
+    full = [r.notes for r in dynamics._target_notes(quantity, False, rows)]
+    quick = [r.notes for r in dynamics._target_notes(quantity, False, rows, judge=False)]
+    assert full[0].endswith(": met") and full[1].endswith(": MISSED")
+    assert all("target ratio <= 0.0667: not judged (a --quick run" in n for n in quick), quick
+
+
 def test_unknown_robot_is_one_line_with_the_closest_name():
     from simbench.bench.dynamics import resolve_robots
     from simbench.errors import SimbenchError

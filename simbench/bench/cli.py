@@ -69,6 +69,7 @@ def settings_of(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     out["dynamics"]["symbolic_max_dof"] = args.symbolic_max_dof or (3 if args.quick else 7)
     out["dynamics"]["want_c"] = not args.no_c
     out["dynamics"]["first_use"] = not args.quick
+    out["dynamics"]["judge"] = not args.quick   # the targets are for the full settings
     return out
 
 
