@@ -166,3 +166,30 @@ def test_no_run_blocks_are_rare():
 ])
 def test_output_matching_is_tolerant_to_float_formatting_only(shown, actual, ok):
     assert matches(shown, actual) is ok
+
+
+def test_the_readme_check_example_runs_on_the_bundled_files(tmp_path):
+    """The README's ``$ simbench check ...`` block runs as printed, from another folder, on files
+    that ship with simbench (a user could not run it when two of its targets were local files):
+    each target gets the verdict and the cause the README shows."""
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```\n\$ (simbench check .*?)\n(PASS.*?)\n```", text, re.S)
+    command = block.group(1).replace("\\\n", " ").split()
+    shown = [line.split() for line in block.group(2).splitlines() if line.split()[0] in ("PASS", "EXPLAINED")]
+    assert len(shown) == 5
+    proc = subprocess.run([sys.executable, "-m", "simbench", *command[1:]], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    got = {line.split()[1]: line.split() for line in proc.stdout.splitlines()
+           if line.split() and line.split()[0] in ("PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED")}
+    def cause(tokens: list[str]) -> list[str]:   # what follows the M error's "(... rel)"
+        return tokens[max(i for i, t in enumerate(tokens) if t.endswith("rel)")) + 1:]
+
+    for line in shown:
+        verdict, target = line[0], line[1]
+        assert got[target][0] == verdict, (target, got[target])
+        assert cause(got[target]) == cause(line), (target, got[target], line)
+    assert sum(bool(cause(line)) for line in shown) == 4
