@@ -5,7 +5,10 @@ applied by hand), closed-form box inertia.
 """
 import argparse
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pybullet as p
@@ -261,11 +264,59 @@ def test_reports_json_markdown_plot_and_strict(tmp_path, capsys):
     [KUKA, "--dynamics", "no_such_module_xyz:f"],
     [KUKA, "--samples", "0"],
     [KUKA, "--base-orientation", "1", "2"],
-    ["pybullet_data:plane.urdf"],                    # no movable joints
 ])
 def test_usage_errors_exit_2(argv, capsys):
     assert cc.run_cli(parse(*argv)) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def run_check(args, cwd):
+    """``simbench check`` as a user runs it: a separate process, from another folder."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "simbench", "check", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_robot_without_movable_joints_is_skipped_and_the_others_are_checked(tmp_path):
+    """docs/check.md: SKIPPED means "nothing to compare: no movable joints"; exit 0 when nothing
+    failed and something was compared, 1 when nothing was compared (not a usage error, 2)."""
+    cube = "pybullet_data:cube.urdf"
+    js, md = tmp_path / "r.json", tmp_path / "r.md"
+    proc = run_check([cube, KUKA, "--samples", "4", "--json", str(js), "--markdown", str(md)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert [ln.split()[:2] for ln in lines[:2]] == [["SKIPPED", cube], ["PASS", KUKA]], proc.stdout
+    assert lines[0].endswith("no movable joints")
+    assert "2 robots: 1 PASS, 0 EXPLAINED, 0 FAIL, 0 ERROR, 1 SKIPPED" in proc.stdout
+    data = json.loads(js.read_text())
+    robots = {r["target"]: r for r in data["robots"]}
+    assert list(robots) == [cube, KUKA]
+    assert robots[cube]["verdict"] == "SKIPPED" and robots[cube]["reason"] == "no movable joints"
+    assert robots[cube]["dof"] == 0
+    assert robots[KUKA]["verdict"] == "PASS" and robots[KUKA]["dof"] == 7
+    assert data["summary"] == {**data["summary"], "PASS": 1, "SKIPPED": 1, "compared": 1, "exit_code": 0}
+    rows = [ln for ln in md.read_text().splitlines() if ln.startswith(f"| `{cube}`")]
+    assert len(rows) == 1 and "**SKIPPED**" in rows[0] and rows[0].endswith("| no movable joints |")
+    # only robots without movable joints: nothing was compared, exit 1 (the reports are written)
+    proc = run_check(["pybullet_data:plane.urdf", "--json", str(js)], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "SKIPPED" in proc.stdout and "nothing was compared" in proc.stdout
+    assert json.loads(js.read_text())["robots"][0]["reason"] == "no movable joints"
+
+
+def test_corpus_floating_with_base_orientation_is_a_usage_error(tmp_path):
+    """Refused before any work whatever the targets (here only the corpus), as for a URDF target."""
+    js = tmp_path / "r.json"
+    proc = run_check(["--corpus", "pybullet_data", "--floating", "--base-orientation", "0", "0", "1",
+                      "--samples", "1", "--json", str(js)], tmp_path)
+    assert proc.returncode == 2, proc.stdout[-500:]
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("simbench check: error: "), err
+    assert "--base-orientation applies to fixed bases" in err and "--floating" in err
+    assert proc.stdout == "" and not js.exists()
+    with pytest.raises(SimbenchError, match="--base-orientation applies to fixed bases"):
+        cc.check([], corpus="pybullet_data", floating=True, base_orientation=(0, 0, 1))
 
 
 def test_argparse_errors_exit_2():

@@ -174,7 +174,6 @@ def test_scaled_body_with_either_scaling_convention(scene, monkeypatch, keep, ve
 
 @pytest.mark.parametrize("argv, words", [
     (["{scene}:nobody"], ["unknown body 'nobody'", "wall_arm"]),
-    (["{scene}:cube"], ["no movable joints"]),
     (["{scene}:wall_arm", "--base-orientation", "0", "0", "1"], ["--base-orientation applies to URDF targets"]),
     (["no_such_scene.toml"], ["scene file not found"]),
 ])
@@ -182,6 +181,17 @@ def test_scene_usage_errors_exit_2_with_one_line(scene, capsys, argv, words):
     assert main(["check", *[a.format(scene=scene) for a in argv]]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_scene_body_without_movable_joints_is_skipped(scene, tmp_path, capsys):
+    js = tmp_path / "r.json"
+    assert main(["check", f"{scene}:cube", f"{scene}:wall_arm", "--samples", "3", "--json", str(js)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:2] == ["SKIPPED", f"{scene}:cube"] and out[0].endswith("no movable joints")
+    robots = json.loads(js.read_text())["robots"]
+    assert [(r["target"], r["verdict"]) for r in robots] == [(f"{scene}:cube", "SKIPPED"),
+                                                               (f"{scene}:wall_arm", "EXPLAINED")]
+    assert main(["check", f"{scene}:cube", "-q"]) == 1  # nothing was compared
 
 
 def test_scene_target_in_the_json_report(scene, tmp_path):

@@ -37,7 +37,7 @@ from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
 from .floating import FloatingBaseConvention
 from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
-from .targets import Target, corpus_targets, resolve_target
+from .targets import FLOATING_ORIENTATION, Target, corpus_targets, resolve_target
 from .usercode import FunctionNotFound, UserCodeFault
 
 logger = logging.getLogger(__name__)
@@ -290,6 +290,8 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
     :class:`SimbenchError`. Ctrl-C stops after the current robot's results are kept
     (``report.interrupted``)."""
     t0 = time.perf_counter()
+    if floating and base_orientation is not None:  # also with only a corpus, before any work
+        raise SimbenchError(FLOATING_ORIENTATION)
     dyn = load_dynamics(dynamics, timeout=timeout)
     owned = dyn is not dynamics
     try:

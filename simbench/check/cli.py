@@ -20,7 +20,7 @@ from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
 from .plots import _pyplot, plot_robot
 from .report import ERROR, FAIL, SKIPPED, Report, RobotResult
-from .targets import Target, resolve_target
+from .targets import FLOATING_ORIENTATION, Target, resolve_target
 from .usercode import UserCodeFault
 
 
@@ -73,15 +73,12 @@ def _say(line: str) -> None:
 
 
 def _resolve(args: argparse.Namespace) -> list[Target]:
-    """Every target resolved and parsed once; a :class:`SimbenchError` for the first bad one."""
-    targets = []
-    for text in args.targets:
-        t = resolve_target(text, base_orientation=args.base_orientation,
+    """Every target resolved and parsed once; a :class:`SimbenchError` for the first bad one. A
+    robot without movable joints is not an error: it gets its SKIPPED verdict ("no movable
+    joints") in the report, and the other targets are checked."""
+    return [resolve_target(text, base_orientation=args.base_orientation,
                            inertia_from_file=not args.inertia_from_shapes, floating=bool(args.floating))
-        if t.file_model is not None and t.file_model.dof == 0:
-            raise SimbenchError(f"{text}: the robot has no movable joints, nothing to check")
-        targets.append(t)
-    return targets
+            for text in args.targets]
 
 
 def _details(report: Report) -> None:
@@ -139,6 +136,8 @@ def run_cli(args: argparse.Namespace) -> int:
             writable_dir(args.plot, "--plot folder")
             _pyplot()
         if args.base_orientation is not None:
+            if args.floating:  # whatever the targets (URDFs, scenes, --corpus), before any work
+                raise SimbenchError(FLOATING_ORIENTATION)
             as_quaternion(args.base_orientation)
         targets = _resolve(args)
         dyn = load_dynamics(args.dynamics, timeout=args.timeout)

@@ -26,6 +26,11 @@ from .bullet import BulletLoad, BulletRobot, as_quaternion, captured_output
 from .report import RobotResult
 
 
+#: why ``--base-orientation`` with ``--floating`` is refused (a usage error whatever the targets)
+FLOATING_ORIENTATION = ("--base-orientation applies to fixed bases; with --floating the base orientation is part "
+                        "of every sampled q")
+
+
 def target_label(target: str | os.PathLike) -> str:
     """``pybullet_data:NAME`` for a file inside pybullet_data, else the text as given."""
     text = os.fspath(target)
@@ -138,8 +143,7 @@ def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[floa
                              f"a floating base (q = base pose + joints)")
         return out
     if floating and base_orientation is not None:
-        raise SimbenchError(f"{text}: --base-orientation applies to fixed bases; with --floating the base "
-                            f"orientation is part of every sampled q")
+        raise SimbenchError(f"{text}: {FLOATING_ORIENTATION}")
     path = resolve_urdf(text)
     src, file_model, pb_path, refused = _loaded(lambda: load_source(path))
     if model is not None:
