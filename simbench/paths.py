@@ -12,7 +12,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from .errors import URDFError, shown_path
+from .errors import URDFError, closest, shown_path
 
 PYBULLET_DATA_PREFIX = "pybullet_data:"
 SIMBENCH_PREFIX = "simbench:"
@@ -68,7 +68,47 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
     hint = ""
     if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
         hint = f" (looked in {', '.join(str(t.parent) for t in tried)})"
+    near = _near(text, tried[0])
+    if near:
+        hint += f"; did you mean {' or '.join(repr(n) for n in near)}?"
     raise URDFError(f"{what} not found: {shown_path(text)}{hint}")
+
+
+#: the kinds of file a misspelled name is matched against when it has no suffix of its own
+_SUFFIXES = (".urdf", ".xacro", ".toml")
+
+
+def _near(text: str, first: Path) -> list[str]:
+    """Up to three existing files whose names are close to the missing ``text``, written the way
+    it was (with its ``pybullet_data:`` or ``simbench:`` prefix): files of the same kind under the
+    prefix's folder, or in the folder of a plain path."""
+    suffixes = (first.suffix,) if first.suffix in _SUFFIXES else _SUFFIXES
+    if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
+        prefix, _, name = text.partition(":")
+        roots = [pybullet_data_dir()] if prefix + ":" == PYBULLET_DATA_PREFIX else \
+            [assets_dir() / sub for sub in _SIMBENCH_SUBDIRS]
+        names: dict[str, Path] = {}   # a name to match -> the file
+        short: dict[Path, str] = {}    # the file -> its shortest name under the prefix
+        for root in roots:
+            for s in suffixes:
+                for p in sorted(root.rglob(f"*{s}")) if root.is_dir() else ():
+                    rel = p.relative_to(root).as_posix()
+                    names.setdefault(rel, p)
+                    if p.parent != root:   # 'kuka.urdf' finds kuka_iiwa/model.urdf by its folder
+                        names.setdefault(p.parent.name + p.suffix, p)
+                    if p not in short or len(rel) < len(short[p]):
+                        short[p] = rel
+        found = dict.fromkeys(names[n] for n in closest(name, names, n=6))
+        return [f"{prefix}:{short[p]}" for p in found][:3]
+    folder = first.parent
+    try:
+        if not folder.is_dir():
+            return []
+        names = {p.name: p for s in suffixes for p in folder.glob(f"*{s}")}
+    except OSError:
+        return []
+    near = closest(first.name, names)
+    return [str(Path(text).parent / n) if Path(text).parent != Path(".") else n for n in near]
 
 
 def resolve_urdf(spec: str | os.PathLike, relative_to: str | os.PathLike | None = None) -> Path:

@@ -139,6 +139,35 @@ def test_missing_file_names_the_path():
         RobotModel.from_urdf("pybullet_data:nope.urdf")
 
 
+def test_a_misspelled_file_name_gets_the_closest_existing_files(tmp_path, monkeypatch):
+    """A file that is not found is answered with the closest existing names, written as the
+    user wrote theirs (prefix and all), as for misspelled link and joint names; oracle: the
+    files on disk. Nothing close: no suggestion."""
+    from simbench.bullet.scene import Scene
+
+    (tmp_path / "model.urdf").write_text(_urdf(["a", "b"], [("j", "a", "b")]))
+    monkeypatch.chdir(tmp_path)
+    cases = {
+        "pybullet_data:kuka_iwa/model.urdf": "did you mean 'pybullet_data:kuka_iiwa/model.urdf'",
+        "pybullet_data:kuka.urdf": "'pybullet_data:kuka_iiwa/model.urdf'",
+        "pybullet_data:franka_panda/pand.urdf": "did you mean 'pybullet_data:franka_panda/panda.urdf'",
+        "simbench:planar2r.urdf": "did you mean 'simbench:planar_2r.urdf'",
+        "simbench:planar_2r": "did you mean 'simbench:planar_2r.urdf'?",
+        "modle.urdf": "did you mean 'model.urdf'?",
+        str(tmp_path / "modle.urdf"): f"did you mean '{tmp_path / 'model.urdf'}'?",
+    }
+    for name, hint in cases.items():
+        with pytest.raises(URDFError) as e:
+            RobotModel.from_urdf(name)
+        assert f"not found: {name!r}" in str(e.value) and hint in str(e.value), str(e.value)
+    with pytest.raises(Exception, match="did you mean 'simbench:kuka_cubes.toml'"):
+        Scene.from_toml("simbench:kuka_cube.toml")
+    with pytest.raises(URDFError) as e:
+        RobotModel.from_urdf("/nonexistent/robot.urdf")
+    assert "did you mean" not in str(e.value)
+    assert len(cases) == 7
+
+
 def test_malformed_xml_names_the_file(tmp_path):
     f = tmp_path / "broken.urdf"
     f.write_text('<robot name="x"><link name="a"></robot>')
