@@ -29,6 +29,10 @@ KINDS: dict[str, str] = {
     "reversed_limits": "a joint whose lower limit is above its upper one: PyBullet treats it "
                        "as unlimited",
     "xacro_input": "the file is xacro, expanded before loading",
+    "unknown_element": "an element the URDF specification does not have there, likely misspelled "
+                       "(ignored by PyBullet and simbench)",
+    "unknown_attribute": "an attribute the URDF specification does not have there, likely misspelled "
+                         "(ignored by PyBullet and simbench)",
     "free_root": "a root that looks like a free body (legs, a mobile base) is welded to the world; "
                  "ask for a floating base",
     # constructs PyBullet refuses:

@@ -14,6 +14,9 @@ Two kinds of findings, both measured by loading variants of a small URDF with ``
   without ``<mass value>``, ``<inertia>`` or ``ixx``/``iyy``/``izz``, a revolute or prismatic
   joint without ``<limit>``, a ``<robot>`` without a name. It also resolves every mesh and texture
   (:func:`simbench.packages.resolve_uri`).
+* :func:`check_names` records an ``unknown_element`` or ``unknown_attribute`` issue for a
+  misspelled tag or attribute (both PyBullet and simbench ignore it silently: a joint whose
+  ``<orign>`` is misspelled sits at its parent's origin), with a did-you-mean suggestion.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import URDFError, UnknownNameError, shown, shown_path
+from .errors import URDFError, UnknownNameError, closest, shown, shown_path
 from .issues import ModelIssue
 from .packages import PackageMap, Resolution, resolve_uri
 
@@ -170,6 +173,7 @@ def check_elements(root: Any, base: Path, path: Path | None, package_map: Packag
             jname = joint.get("name", "?")
             refuse("missing_limit", f"joint {jname!r}", f"a {joint.get('type')} joint needs <limit "
                    "lower upper effort velocity>", joint=jname)
+    check_names(root, issues)
     return meshes
 
 
@@ -205,4 +209,117 @@ def _check_geometry(el: Any, link: str, owner: str, where: str, refuse: Any, res
                    f"{', '.join(MESH_FORMATS)}", link=link, uri=uri)
 
 
-__all__ = ["check_tree", "check_elements", "MeshRef", "MESH_FORMATS", "SHAPES", "JOINT_TYPES"]
+#: the URDF specification (wiki.ros.org/urdf/XML) and PyBullet's additions: element -> (its
+#: attributes, its child elements, strict). An unknown child or attribute is reported when it is
+#: close to a known name (a misspelling) or, anywhere, inside a strict element (only the spec's
+#: names belong there). ``None`` as children: the contents are not checked (``<geometry>``'s
+#: shape is checked by :func:`check_elements`; ``<gazebo>``, ``<transmission>``, ``<sensor>``
+#: and other blocks hold anything).
+URDF_ELEMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None, bool]] = {
+    "robot": (("name", "version"), ("link", "joint", "material", "transmission", "gazebo", "sensor"),
+              False),
+    "link": (("name",), ("inertial", "visual", "collision", "contact"), False),
+    "inertial": ((), ("origin", "mass", "inertia"), True),
+    "origin": (("xyz", "rpy"), (), True),
+    "mass": (("value",), (), True),
+    "inertia": (("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), (), True),
+    "visual": (("name",), ("origin", "geometry", "material"), False),
+    "collision": (("name",), ("origin", "geometry"), False),
+    "geometry": ((), None, False),
+    "box": (("size",), (), False),
+    "cylinder": (("radius", "length"), (), False),
+    "capsule": (("radius", "length"), (), False),
+    "sphere": (("radius",), (), False),
+    "mesh": (("filename", "scale"), (), False),
+    "plane": (("normal",), (), False),
+    "cdf": (("filename",), (), False),
+    "material": (("name",), ("color", "texture", "specular"), False),
+    "color": (("rgba",), (), False),
+    "texture": (("filename",), (), False),
+    "specular": (("rgb",), (), False),
+    "joint": (("name", "type"), ("parent", "child", "origin", "axis", "calibration", "dynamics",
+                                 "limit", "mimic", "safety_controller"), False),
+    "parent": (("link",), (), False),
+    "child": (("link",), (), False),
+    # <axis rpy> is no URDF, but common (ROS's husky) and harmless: ignored by PyBullet and ROS
+    "axis": (("xyz", "rpy"), (), True),
+    # twist: PyBullet's limit of a spherical joint (spherical_joint_limit.urdf)
+    "limit": (("lower", "upper", "effort", "velocity", "twist"), (), True),
+    "calibration": (("rising", "falling", "reference_position"), (), False),
+    "dynamics": (("damping", "friction"), (), False),
+    "mimic": (("joint", "multiplier", "offset"), (), False),
+    "safety_controller": (("soft_lower_limit", "soft_upper_limit", "k_position", "k_velocity"), (),
+                          False),
+    # PyBullet's contact parameters of a link, each <NAME value=...>
+    "contact": ((), ("lateral_friction", "rolling_friction", "spinning_friction", "stiffness",
+                     "damping", "restitution", "friction_anchor", "inertia_scaling", "contact_cfm",
+                     "contact_erp"), False),
+}
+#: elements under <contact> (each holds a value), and the blocks whose contents are free
+_CONTACT_PARAMETER = (("value",), (), False)
+_FREE = frozenset({"transmission", "gazebo", "sensor"})
+#: how close (difflib's ratio, ignoring case) an unknown name must be to a known one to be taken
+#: for its misspelling outside a strict element
+MISSPELLING_RATIO = 0.75
+
+
+def _suggestion(name: str, known: tuple[str, ...]) -> tuple[str | None, bool]:
+    """The closest known name (or None), and whether it is close enough to call ``name`` its
+    misspelling."""
+    import difflib
+
+    (best, *_) = closest(name, known, n=1) or [None]
+    if best is None:
+        return None, False
+    close = best.casefold() == name.casefold() or \
+        difflib.SequenceMatcher(None, name.casefold(), best.casefold()).ratio() >= MISSPELLING_RATIO
+    return best, close
+
+
+def check_names(root: Any, issues: list[ModelIssue]) -> None:
+    """Append an ``unknown_element`` or ``unknown_attribute`` issue for every element or attribute
+    that is not in :data:`URDF_ELEMENTS` and is either close to a known name or inside a strict
+    element. Namespaced names (``xacro:``, ``{ns}tag``) and the contents of ``<gazebo>``,
+    ``<transmission>`` and ``<sensor>`` are never reported."""
+    def owner_of(el: Any, owner: str) -> str:
+        if el.tag in ("link", "joint") and el.getparent() is root:
+            return f"{el.tag} {el.get('name', '?')!r}"
+        return owner
+
+    def visit(el: Any, spec: tuple[tuple[str, ...], tuple[str, ...] | None, bool], owner: str) -> None:
+        attrs, children, strict = spec
+        data = {owner.split(" ", 1)[0]: owner.split(" ", 1)[1].strip("'")} if " " in owner else {}
+        for attr in el.attrib:
+            if "{" in attr or ":" in attr or attr in attrs:
+                continue
+            best, close = _suggestion(attr, attrs)
+            if strict or close:
+                hint = f"; did you mean {best}?" if best and close and len(attrs) > 1 else ""
+                expected = f"expected {', '.join(attrs)}" if attrs else "it takes no attributes"
+                issues.append(ModelIssue("unknown_attribute", owner, f"<{el.tag} {attr}=...>: "
+                                         f"{expected}{hint}", {**data, "tag": el.tag, "attribute": attr,
+                                                               "suggestion": best}))
+        if children is None:
+            return
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str) or "{" in tag or ":" in tag or tag in _FREE:
+                continue  # a comment, a namespaced element, a free block
+            if tag in children:
+                sub = _CONTACT_PARAMETER if el.tag == "contact" else URDF_ELEMENTS[tag]
+                visit(child, sub, owner_of(child, owner))
+                continue
+            best, close = _suggestion(tag, children)
+            if strict or close:
+                hint = f"; did you mean <{best}>?" if best and close else \
+                    (f"; expected {', '.join(f'<{c}>' for c in children)}" if children else
+                     f"; <{el.tag}> holds no elements")
+                issues.append(ModelIssue("unknown_element", owner, f"<{tag}> is not a URDF element of "
+                                         f"<{el.tag}>{hint}", {**data, "tag": tag, "parent": el.tag,
+                                                                "suggestion": best}))
+
+    visit(root, URDF_ELEMENTS["robot"], "robot")
+
+
+__all__ = ["check_tree", "check_elements", "check_names", "URDF_ELEMENTS", "MeshRef", "MESH_FORMATS",
+           "SHAPES", "JOINT_TYPES"]

@@ -16,7 +16,7 @@ from simbench.errors import MissingExtraError, SimbenchError, URDFError
 from simbench.model import RobotModel
 from simbench.packages import find_package
 from simbench.paths import assets_dir
-from simbench.urdf_source import load_source
+from simbench.urdf_source import load_source, source_from_string
 from test_model import _corpus
 
 ROS = assets_dir() / "ros"
@@ -363,3 +363,74 @@ def test_scene_model_applies_xacro_args_orientation_and_scale(direct_client):
             for j in range(2)]
     np.testing.assert_allclose(ours, parent, atol=1e-6)
     assert abs(ours[1][2] - 2 * (0.4 - 0.2)) < 1e-12  # scaled: joint at 0.4 m, link COM at 0.2 m, times 2
+
+
+# ---------------------------------------------------------------------- misspelled tags
+PLANAR = assets_dir() / "urdf" / "planar_2r.urdf"
+LINK1_INERTIAL = ('<inertial>\n      <origin xyz="0.6 0 0"/>\n      <mass value="1.2"/>\n      <inertia '
+                  'ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>\n    </inertial>')
+MISSPELLED = [  # (old, new, the issue naming the misspelling)
+    ('<origin xyz="0.6 0 0" rpy="0 0 0"/>', '<orign xyz="0.6 0 0" rpy="0 0 0"/>',
+     "unknown_element: joint 'theta2': <orign> is not a URDF element of <joint>; did you mean <origin>?"),
+    (LINK1_INERTIAL, LINK1_INERTIAL.replace("<inertial>", "<inertal>").replace("</inertial>", "</inertal>"),
+     "unknown_element: link 'link1': <inertal> is not a URDF element of <link>; did you mean <inertial>?"),
+    ('<mass value="1.2"/>', '<mass vaue="1.2"/>',
+     "unknown_attribute: link 'link1': <mass vaue=...>: expected value"),
+]
+
+
+def _unknown(issues):
+    return [str(i) for i in issues if i.kind in ("unknown_element", "unknown_attribute")]
+
+
+@pytest.mark.parametrize("old, new, expected", MISSPELLED)
+def test_misspelled_tag_or_attribute_is_named_with_a_suggestion(tmp_path, old, new, expected):
+    """A misspelled element or attribute was silently ignored (by PyBullet and by us): the joint
+    sat at its parent's origin. Now an issue names it and the spec's name, in `simbench info` too."""
+    text = PLANAR.read_text()
+    assert text.count(old) == 1
+    f = tmp_path / "planar_2r.urdf"
+    f.write_text(text.replace(old, new))
+    model = RobotModel.from_urdf(str(f))
+    assert _unknown(model.issues) == [expected]
+    assert "\n" not in expected
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "simbench"), "info", str(f)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and f"    - {expected}\n" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_unknown_names_in_strict_elements_and_extensions(tmp_path):
+    """Inside <inertial>, <origin>, <axis>, <limit>... any unknown name is reported; elsewhere only a
+    near-miss of a spec name; namespaced names, <gazebo>/<transmission> blocks and PyBullet's
+    <contact> parameters never."""
+    body = (INERT.replace('<mass value="1"/>', '<mass value="1"/><com xyz="0 0 0"/>')
+            + '<contact><lateral_friction value="1"/><rolling_friction value="0.1"/></contact>'
+            + '<visual><origin xyz="0 0 0" foo="1"/><geometry><box size="1 1 1"/></geometry>'
+            + '<material name="m"><colour rgba="1 0 0 1"/></material></visual>')
+    xml = _robot(body).replace('<robot name="r">', '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">')
+    xml = xml.replace("</robot>", '<gazebo reference="b"><mu1>0.2</mu1><orign/></gazebo><transmission '
+                      'name="t"><type>x</type></transmission><my_tool/><xacro:property name="p" value="1"/>'
+                      '</robot>')
+    issues = _unknown(source_from_string(xml, base_dir=tmp_path).issues)
+    assert issues == ["unknown_element: link 'b': <com> is not a URDF element of <inertial>; expected "
+                      "<origin>, <mass>, <inertia>",
+                      "unknown_attribute: link 'b': <origin foo=...>: expected xyz, rpy",
+                      "unknown_element: link 'b': <colour> is not a URDF element of <material>; did you "
+                      "mean <color>?"]
+
+
+def test_no_unknown_names_in_the_corpus():
+    """False positives: every distinct URDF bundled with PyBullet or simbench that we can read
+    has no unknown_element or unknown_attribute issue (measured: 1093 + 21 files, none)."""
+    counts, flagged = [0, 0], []
+    for k, paths in enumerate((_corpus(), sorted(map(str, assets_dir().rglob("*.urdf"))))):
+        for path in paths:
+            try:
+                src = load_source(path)
+            except URDFError:
+                continue  # a broken tree
+            counts[k] += 1
+            flagged += [(path, i) for i in _unknown(src.issues)]
+    assert flagged == []
+    assert counts == [1093, 21]
+    assert _unknown(load_source(PLANAR).issues) == []

@@ -85,7 +85,8 @@ def _notes(res: RobotResult, model: RobotModel, bullet: BulletRobot, qd: np.ndar
                          f"calculateInverseDynamics (adding d*qd would change tau by up to "
                          f"{float(np.abs(d * rates).max()):.3g} N m)")
     for issue in model.issues:
-        if issue.kind in ("mimic_joint", "sloppy_number", "trailing_content", "axis_not_unit"):
+        if issue.kind in ("mimic_joint", "sloppy_number", "trailing_content", "axis_not_unit",
+                          "unknown_element", "unknown_attribute"):
             res.notes.append(str(issue))
     warned = bullet.warned_links()
     if warned:
