@@ -29,8 +29,7 @@ class UnknownNameError(SimbenchError, LookupError):
         self.what, self.name, self.valid = what, name, sorted(set(valid))
         close = closest(str(name), self.valid)
         msg = f"unknown {what} {shown(name)}" + (f" in {where}" if where else "")
-        if close:
-            msg += f"; did you mean {', '.join(map(repr, close))}?"
+        msg += f"; did you mean {', '.join(map(repr, close))}?" if close else "."
         listed = self.valid if len(self.valid) <= 40 else self.valid[:40] + ["..."]
         msg += f" Valid {what} names: {', '.join(listed) if listed else '(none)'}"
         super().__init__(msg)

@@ -295,6 +295,14 @@ def test_error_messages(seed):
         det.compute_distances({"lbr_iiwa_jiont_1": 0.0})
     with pytest.raises(ShapeError, match="missing joints"):
         det.compute_distances({"lbr_iiwa_joint_1": 0.0})
+    # a mapping's keys are robot names (each robot's q) or joint names: a misspelled robot name
+    # is suggested as such, on one punctuated line (it was read as a joint name, without a hint)
+    with pytest.raises(UnknownNameError, match=r"unknown robot or movable joint 'robt' in the keys of q; "
+                                               r"did you mean 'robot'\? Valid robot or movable joint names"):
+        det.compute_distances({"robt": np.zeros(7)})
+    assert det.compute_distances({"robot": np.zeros(7)}).shape == (len(POST_PAIRS),)
+    with pytest.raises(UnknownNameError, match=r"unknown link 'nolink' in robot 'r'\. Valid link names"):
+        raise UnknownNameError("link", "nolink", ["zzzzzzzz"], "robot 'r'")
     with pytest.raises(SimbenchError, match="workers"):
         det.compute_distances(np.zeros((3, 7)), workers=0)
     with pytest.raises(SimbenchError, match="LoadedScene"):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import ShapeError, SimbenchError, reason, shown
+from ..errors import ShapeError, SimbenchError, UnknownNameError, reason, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
@@ -218,6 +218,10 @@ class CollisionDetector:
             full = [np.broadcast_to(x if x is not None else current[s:e], batch + (e - s,))
                     for x, (_, _, s, e) in zip(parts, self._poses)]
             return np.concatenate(full, axis=-1) if full else np.zeros(batch + (0,))
+        unknown = [k for k in q if k not in self.robots and k not in self.joint_names]
+        if unknown:   # neither form: a robot's name (its q) or a joint's name (its value)
+            raise UnknownNameError("robot or movable joint", unknown[0], [*self.robots, *self.joint_names],
+                                   f"the keys of {name}")
         return by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
 
     def set_configuration(self, q: Any) -> None:
