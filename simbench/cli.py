@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import importlib
 import logging
+import math
 import signal
 import sys
 import threading
@@ -175,8 +176,31 @@ def _sigterm_interrupts() -> Iterator[list[int]]:
         signal.signal(signal.SIGTERM, old)
 
 
+#: numeric options checked before a command runs: command -> (option, test, what is expected).
+#: ``check`` and ``view`` check their own; these commands' modules do not.
+_NUMBER_CHECKS: dict[str, tuple[tuple[str, Callable[[Any], bool], str], ...]] = {
+    "demo": (("--steps", lambda v: v >= 1, "a positive integer"),
+             ("--hold", lambda v: math.isfinite(v) and v >= 0, "a number of seconds >= 0")),
+    "run": (("--seed", lambda v: v >= 0, "an integer >= 0"),),
+}
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Raise a one-line :class:`SimbenchError` (exit status 2) naming the first numeric option
+    of ``args.command`` whose value makes no sense, in the style of ``simbench check``:
+    ``--steps 0: expected a positive integer``. Options left unset (None) are skipped."""
+    from .errors import shown
+
+    for option, ok, expected in _NUMBER_CHECKS.get(getattr(args, "command", None) or "", ()):
+        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
+        if value is not None and not ok(value):
+            raise SimbenchError(f"{option} {shown(value)}: expected {expected}")
+
+
 def _run(args: argparse.Namespace) -> int:
     from .urdf_source import loading_defaults
+
+    check_numbers(args)
 
     package = getattr(args, "package", None)
     xacro = getattr(args, "xacro_arg", None)
@@ -188,7 +212,7 @@ def _say(command: str, message: Any) -> None:
     print(log.line(command, message, logging.ERROR), file=sys.stderr)
 
 
-__all__ = ["main", "build_parser", "add_loading_arguments", "ArgumentParser"]
+__all__ = ["main", "build_parser", "check_numbers", "add_loading_arguments", "ArgumentParser"]
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ script busy computing or sleeping): the handler raises ``KeyboardInterrupt`` or
 :class:`Terminated` in the main thread, and ``sim.running`` turns False so that a script that
 catches it still stops at its next ``sim.step()``. Either way the recording is finished and
 both servers are closed; the exit status is 130 after SIGINT, 143 (128 + 15) after SIGTERM.
-A script that raises gets its recording finished too, its traceback printed, exit status 1.
+A script that raises gets its recording finished too, its traceback printed, exit status 1;
+so does one that raises while it is imported (before ``main``; nothing is open yet): its
+traceback and ``simbench run: SCRIPT failed while loading (before main): ...``.
 ``--gui`` without a reachable display logs one line and runs headless
 (:mod:`simbench.bullet.display`); ``--render`` chooses how the window draws
 (:mod:`simbench.sim.window`). Output paths (``--record``, ``--screenshot``) are checked before
@@ -147,6 +149,18 @@ def load_script(path: str | os.PathLike) -> dict[str, Any]:
                             f"that defines main(sim)") from None
 
 
+def _script_frames(exc: BaseException, script: Path):
+    """The part of ``exc``'s traceback from the first frame in ``script`` on (None when no
+    frame is in it): the user's frames, without the runner's and runpy's."""
+    target = os.path.abspath(script)
+    tb = exc.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == target:
+            return tb
+        tb = tb.tb_next
+    return None
+
+
 def _scene_from(value: Any, base: Path):
     """The scene argument for Simulation from SCENE / --scene."""
     from .bullet.scene import Scene
@@ -187,7 +201,18 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         writable_file(record, "recording")
     if screenshot is not None:
         writable_file(screenshot, "screenshot")
-    namespace = load_script(script)
+    try:
+        namespace = load_script(script)
+    except Exception as exc:
+        tb = _script_frames(exc, script)
+        if tb is None:  # not raised by the script's code (e.g. script not found): a usage error
+            raise
+        # the script's own error while it is imported (no server is open yet): shown like an
+        # error inside main, with the script's frames
+        traceback.print_exception(type(exc), exc, tb, file=stream)
+        print(f"simbench run: {script.name} failed while loading (before main): "
+              f"{type(exc).__name__}: {exc}", file=stream, flush=True)
+        return RunResult(script=script, reason="error", error=exc)
     main = namespace.get("main")
     if not callable(main):
         raise SimbenchError(f"{script} defines no main(sim) function; a scenario script needs "

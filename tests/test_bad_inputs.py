@@ -360,6 +360,11 @@ CASES = [
     C("run-camera-yaw-string", cli("run", "cam.py", "--scene", "ok.urdf", "--direct"), {"cam.py": "CAMERA = {'yaw': 'abc'}\n" + SCRIPT}, "camera yaw = 'abc'", "expected a number"),
     C("run-camera-target-link", cli("run", "cam.py", "--scene", "ok.urdf", "--direct"), {"cam.py": "CAMERA = {'target': 'b'}\n" + SCRIPT}, "'b'", "expected"),
     C("demo-steps-not-a-number", cli("demo", "--direct", "--steps", "x"), {}, "'x'", "invalid int value"),
+    C("demo-steps-zero", cli("demo", "--direct", "--steps", "0"), {}, "--steps 0", "expected a positive integer"),
+    C("demo-steps-negative", cli("demo", "--direct", "--steps", "-2"), {}, "--steps -2", "expected a positive integer"),
+    C("demo-hold-negative", cli("demo", "--direct", "--hold", "-1"), {}, "--hold -1.0", "expected a number of seconds >= 0"),
+    C("demo-hold-nan", cli("demo", "--direct", "--hold", "nan"), {}, "--hold nan", "expected a number of seconds >= 0"),
+    C("run-seed-negative", cli("run", "script.py", "--scene", "ok.urdf", "--seed", "-1"), {}, "--seed -1", "expected an integer >= 0"),
     # ---- names: unknown links, bodies and joints get the closest valid name
     C("id-q-dict-unknown-joint", api("dyn.inverse_dynamics(model, {'jj': 0}, [0], [0])"), {}, "'jj'", "did you mean 'j'?"),
     C("id-fext-unknown-link", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'bb': np.zeros(6)})"), {}, "'bb'", "did you mean 'b'?"),

@@ -294,6 +294,33 @@ def test_script_error_finishes_the_recording_and_exits_1(tmp_path):
     assert len(frames) == 1 + 5
 
 
+def test_script_failing_at_import_is_a_script_error_with_its_traceback(tmp_path):
+    """An error while the script is imported (before main) is the script's, not simbench's: its
+    own traceback (no runner or runpy frames), a line naming the script, exit status 1, and no
+    process left behind (every descendant carries a marker in its environment)."""
+    script = tmp_path / "importerr.py"
+    script.write_text("import os\nimport nosuchmodule_xyz\n\ndef main(sim):\n    pass\n")
+    marker = f"simbench-import-test-{os.getpid()}-{time.monotonic_ns()}"
+    proc = subprocess.run([sys.executable, "-m", "simbench.cli", "run", str(script), "--direct"],
+                          cwd=tmp_path, env=dict(_env(), SIMBENCH_TEST_MARKER=marker),
+                          capture_output=True, text=True, timeout=120)
+    err = proc.stderr
+    assert proc.returncode == 1, err
+    assert ("simbench run: importerr.py failed while loading (before main): "
+            "ModuleNotFoundError: No module named 'nosuchmodule_xyz'") in err.splitlines(), err
+    assert "Traceback (most recent call last):" in err
+    assert f'File "{script}", line 2, in <module>' in err and "import nosuchmodule_xyz" in err, err
+    assert "runpy" not in err and "runner.py" not in err and "unexpected" not in err, err
+    left = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker.encode() in environ.read_bytes():
+                left.append(environ.parent.name)
+        except OSError:
+            pass
+    assert left == [], left
+
+
 # ---------------------------------------------------------------------- output paths, checked first
 def test_unwritable_outputs_fail_at_once_in_one_line(tmp_path):
     a_file = tmp_path / "a_file"
