@@ -269,7 +269,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 def test_mismatched_rerun_from_the_command_line_is_one_line_and_exit_2(tmp_path):
     base = ["collision", SCENE, "--samples", "20", "--out", "o", "--pair", LINK7, "cube1", "-q"]
     first = run_cli(*base, "--seed", "1", cwd=tmp_path)
-    assert first.returncode == 0 and "sweep collision: 20 configs in 1 chunks" in first.stdout, first.stderr
+    assert first.returncode == 0 and "sweep collision: 20 configs in 1 chunk (" in first.stdout, first.stderr
+    assert first.stdout.count("sweep collision: 20 configs") == 1 and "20 configs" not in first.stderr, first.stderr
     proc = run_cli(*base, "--seed", "2", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip() == (
         "simbench sweep: error: sweep output folder 'o' holds another sweep: seed is 1 there, 2 in this run; "
@@ -301,7 +302,7 @@ def test_without_the_sweep_extra_the_local_engine_writes_and_the_rest_names_the_
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
-    assert out[0].startswith("sweep collision: 300 configs in 1 chunks") and out[1] == "rc 0"
+    assert out[0].startswith("sweep collision: 300 configs in 1 chunk (") and out[1] == "rc 0"
     assert out[2] == "rc 2" and "simbench sweep: error: --engine ray needs Ray: pip install 'simbench[sweep]'" in proc.stderr
     assert out[3] == "read: reading a sweep needs pyarrow: pip install 'simbench[sweep]'"
     table = ds.dataset(tmp_path / "o").to_table()  # what it wrote without pyarrow, read with it

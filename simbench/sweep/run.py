@@ -58,17 +58,19 @@ class SweepResult:
     def summary(self) -> str:
         job = self.manifest["job"]
         n, total = len(self.manifest["chunks"]), self.manifest["n_chunks"]
-        what = f"{self.rows:,} {UNITS.get(job['kind'], 'row')}s in {self.computed} chunks"
+        what = f"{_count(self.rows, UNITS.get(job['kind'], 'row'))} in {_count(self.computed, 'chunk')}"
         rate = f", {self.rate:,.0f}/s" if self.rate >= 10 else f", {self.rate:.2g}/s" if self.rate else ""
         extra = f", Ray start-up {self.facts['ray_startup_seconds']:.1f} s" if "ray_startup_seconds" in self.facts else ""
-        extra += f", {self.skipped} chunks already done" if self.skipped else ""
+        extra += f", {_count(self.skipped, 'chunk')} already done" if self.skipped else ""
         extra += f", {self.redone} redone (checksum)" if self.redone else ""
         state = "complete" if self.complete else f"{n} of {total} chunks"
         counts = self.totals
         if counts:
             state += " (" + ", ".join(f"{v:,} {k}" for k, v in counts.items()) + ")"
+        workers = self.facts.get("workers", "?")
         return (f"sweep {job['kind']}: {what} ({self.seconds:.1f} s{rate}, {self.engine} engine, "
-                f"{self.facts.get('workers', '?')} workers){extra}; {self.out}: {state}")
+                f"{_count(workers, 'worker') if isinstance(workers, int) else f'{workers} workers'})"
+                f"{extra}; {self.out}: {state}")
 
     @property
     def totals(self) -> dict[str, int]:
@@ -162,8 +164,13 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
             ray.shutdown()
     result = SweepResult(folder.dir, folder.manifest, folder.written, len(folder.chunks) - len(folder.todo),
                          folder.redone, rows, seconds, engine, facts)
-    logger.info("%s", result.summary())
+    logger.debug("%s", result.summary())   # the CLI prints it (once); execute()'s caller has it
     return result
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 chunk``, ``2 chunks``, ``1,000 configs``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _run_local(spec: JobSpec, todo: list, deliver: Callable[[ChunkData], None], workers: int) -> dict[str, Any]:
