@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, lookup, reason, shown
+from .errors import ShapeError, SimbenchError, lookup, reason, shown
 from .issues import ModelIssue
 
 if TYPE_CHECKING:
@@ -134,6 +134,8 @@ class RobotModel:
         """
         from .urdf_source import load_source
 
+        if not isinstance(floating_base, (bool, np.bool_)):   # "no" would be truthy: a floating base
+            raise SimbenchError(f"floating_base = {shown(floating_base)}; expected True or False")
         model = cls.from_source(load_source(path, package_map=package_map, xacro_args=xacro_args))
         return model.with_floating_base() if floating_base else model
 

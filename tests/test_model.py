@@ -256,3 +256,15 @@ def test_a_name_differing_only_in_case_is_suggested():
     m = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
     with pytest.raises(UnknownNameError, match=r"unknown link 'LBR_IIWA_LINK_7' in lbr_iiwa; did you mean 'lbr_iiwa_link_7'\?"):
         m.link_index("LBR_IIWA_LINK_7")
+
+
+def test_floating_base_takes_a_bool_only():
+    """``floating_base="no"`` (a truthy string) loaded a floating base: anything but a bool is
+    refused, naming the value."""
+    from simbench.errors import SimbenchError
+
+    for bad in ("no", "False", 1, None):
+        with pytest.raises(SimbenchError, match=r"floating_base = .*; expected True or False"):
+            RobotModel.from_urdf("simbench:planar_2r.urdf", floating_base=bad)
+    assert RobotModel.from_urdf("simbench:planar_2r.urdf", floating_base=np.bool_(True)).floating_base
+    assert not RobotModel.from_urdf("simbench:planar_2r.urdf", floating_base=False).floating_base
