@@ -248,6 +248,9 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     (["collision", SCENE, "--samples", "5", "--out", "o", "--ray-address", "auto"], "--ray-address auto needs --engine ray"),
     (["dynamics", IIWA, "--samples", "5", "--out", "o", "--witness"], "--witness is not an option of sweep dynamics"),
     (["collision", "no/such.toml", "--samples", "5", "--out", "o"], "scene file not found: 'no/such.toml'"),
+    # the wrong kind of target: said so (it was "malformed XML" / "not valid TOML")
+    (["dynamics", SCENE, "--samples", "5", "--out", "o"], f"sweep dynamics takes a URDF; {SCENE!r} is a scene"),
+    (["collision", IIWA, "--samples", "5", "--out", "o"], f"sweep collision takes a scene (a TOML file); {IIWA!r} is a URDF"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--pair", "robot/link_9", "ground"], "unknown link 'link_9'"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--margin", "2"], "margin = 2 m exceeds max_distance = 1 m"),
     (["check", "--out", "o"], "sweep check needs at least one TARGET"),

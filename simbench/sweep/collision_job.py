@@ -89,6 +89,9 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     if unused:
         raise SimbenchError(f"sweep collision does not take {', '.join(sorted(unused))}")
     path = resolve_path(targets[0], what="scene file")
+    if path.suffix.lower() in (".urdf", ".xacro"):   # else read as TOML: "not valid TOML"
+        raise SimbenchError(f"sweep collision takes a scene (a TOML file); {shown_path(targets[0])} is "
+                            f"a URDF (sweep dynamics takes a URDF)")
     scene = Scene.from_toml(path)
     md = check_distance(max_distance, "max_distance", minimum=0.0)
     mg = check_distance(margin, "margin")

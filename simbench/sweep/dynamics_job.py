@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError, shown
+from ..errors import SimbenchError, shown, shown_path
 from ..paths import resolve_urdf
 from .jobs import Array, Chunk, JobSpec, check_count, file_entry, labelled, scalar
 from .sampling import check_seed, uniform
@@ -67,6 +67,9 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     n = check_count(samples, "samples")
     seed_v = check_seed(seed)
     path = resolve_urdf(targets[0])
+    if path.suffix.lower() == ".toml":   # else read as XML: "malformed XML"
+        raise SimbenchError(f"sweep dynamics takes a URDF; {shown_path(targets[0])} is a scene "
+                            f"(sweep collision takes a scene)")
     model = RobotModel.from_urdf(path)
     if model.dof == 0:
         raise SimbenchError(f"{targets[0]}: the robot has no movable joints; expected a robot to sweep")
