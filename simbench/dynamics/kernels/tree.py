@@ -69,5 +69,5 @@ def depth_parity(P, nb):
     body's quantities in one of two work arrays by this parity, its parent's in the other."""
     odd = np.zeros(nb, np.bool_)
     for k in range(1, nb):
-        odd[k] = not odd[np.int64(P[U(HEADER + nb * NF + 4 * k)])]
+        odd[k] = not odd[body(P, nb, k)[0]]
     return odd
