@@ -237,9 +237,10 @@ def crba_block(T0, Qb, W, SC, Sb, Fb, Mb, W2, J, given):
     each), SC (2 * BS), Sb (6 * nv * BS), Fb (36 * BS), J (NJ * BS). A body's pose and inertia
     go to W or W2 by the parity of its depth in the tree, so that a body and its parent are
     never in the same array (no copy of the parent's pose: measured in one process, 0-5 %
-    faster mass matrices for the iiwa, the Panda and a1, 5-11 % for the mobile manipulator). ``given``: the joints' poses are already
-    in W and W2 at W_R (by the same parity), left there by :func:`.rnea.rnea_block` for the same
-    lanes (the forward dynamics: no sine, cosine or joint pose computed twice)."""
+    faster mass matrices for the iiwa, the Panda and a1, 5-11 % for the mobile manipulator).
+    ``given``: the joints' poses are already in W and W2 at W_R (by the same parity), left there
+    by :func:`.rnea.rnea_block` for the same lanes (the forward dynamics: no sine, cosine or
+    joint pose computed twice)."""
     nbody, nq, n = sizes(T0)
     odd = depth_parity(T0, nbody)
     for k in range(1, nbody):
