@@ -147,6 +147,26 @@ def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchErr
     return v
 
 
+def real_array(value: Any) -> Any:
+    """``numpy.asarray(value, dtype=float)`` for numbers only: TypeError for text (numpy would read
+    ``"0.5"`` as 0.5) and complex numbers (numpy would drop the imaginary part), so that
+    a q read from a file as strings is refused rather than guessed at.
+
+    >>> real_array([1, 2.5])
+    array([1. , 2.5])
+    """
+    import numpy as np
+
+    raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+    kind = raw.dtype.kind
+    if kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
+        kind = "U"            # text among other objects (objects such as Decimal convert below)
+    if kind in "USc":
+        raise TypeError("complex values; expected real numbers" if kind == "c" else
+                        "text, not numbers; convert it with float() first")
+    return raw.astype(float, copy=False)
+
+
 class MissingExtraError(SimbenchError, ImportError):
     """An optional dependency is not installed; the message names the extra that provides it."""
 

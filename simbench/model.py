@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, SimbenchError, lookup, reason, shown
+from .errors import ShapeError, SimbenchError, lookup, real_array, reason, shown
 from .issues import ModelIssue
 
 if TYPE_CHECKING:
@@ -429,9 +429,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
                              f"{list(model.joint_names)}")
         value = [value[n] for n in model.joint_names]
     try:
-        if np.iscomplexobj(value):  # numpy would drop the imaginary parts with a warning
-            raise TypeError("complex values; expected real numbers")
-        arr = np.asarray(value, dtype=float)
+        arr = real_array(value)     # not text: numpy would read "0.5" as 0.5
     except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: an int beyond float64
         raise ShapeError(f"{name} must be numbers, got {shown(value)} ({reason(exc)})") from None
     if arr.ndim == 0 or arr.shape[-1] != size:

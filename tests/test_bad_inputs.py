@@ -255,6 +255,14 @@ CASES = [
     C("id-q-nan", api("dyn.inverse_dynamics(model, np.array([np.nan]), np.zeros(1), np.zeros(1))"), {}, "non-finite value nan", "expected finite numbers"),
     C("id-qd-inf-list", api("dyn.inverse_dynamics(model, [0.0], [np.inf], [0.0])"), {}, "qd holds a non-finite value inf", "expected finite numbers"),
     C("id-q-strings", api("dyn.inverse_dynamics(model, np.array(['a']), np.zeros(1), np.zeros(1))"), {}, "array(['a']", "must be numbers"),
+    # text that numpy would read as numbers ("0" -> 0.0) is refused on every path: lists through the
+    # C entry and the Python fast path, text arrays, text beside numbers, the damping path, kinematics
+    C("id-q-text-list", api("dyn.inverse_dynamics(arm, ['0', '0.5'], np.zeros(2), np.zeros(2))"), {}, "got ['0', '0.5'] (text, not numbers", "q must be numbers"),
+    C("id-qdd-text-beside-numbers", api("dyn.inverse_dynamics(arm, [0.0, 0.0], [0.0, 0.0], [0.0, '1'])"), {}, "qdd must be numbers", "(text, not numbers; convert it with float() first)"),
+    C("id-q-text-array-beside-list", api("dyn.inverse_dynamics(arm, np.array(['0', '0']), [0.0, 0.0], [0.0, 0.0])"), {}, "q must be numbers", "(text, not numbers; convert it with float() first)"),
+    C("mass-matrix-text-batch", api("dyn.mass_matrix(arm, np.full((100, 2), '0'))"), {}, "q must be numbers", "(text, not numbers; convert it with float() first)"),
+    C("fd-tau-text-with-damping", api("dyn.forward_dynamics(arm, np.zeros(2), np.zeros(2), ['1', '2'], damping=True)"), {}, "tau must be numbers", "(text, not numbers; convert it with float() first)"),
+    C("fk-q-text-list", api("dyn.forward_kinematics(arm, ['0', '0'])"), {}, "q must be numbers", "(text, not numbers; convert it with float() first)"),
     C("id-q-none", api("dyn.inverse_dynamics(model, None, [0], [0])"), {}, "q has shape ()", "expected (..., 1)"),
     C("id-q-ragged", api("dyn.inverse_dynamics(arm, [[0, 0], [0]], np.zeros(2), np.zeros(2))"), {}, "[[0, 0], [0]]", "must be numbers"),
     C("id-batch-mismatch", api("dyn.inverse_dynamics(model, np.zeros((3, 1)), np.zeros((2, 1)), np.zeros(1))"), {}, "q (3, 1), qd (2, 1)", "do not broadcast"),
@@ -306,7 +314,7 @@ CASES = [
     C("collision-workers-zero", api("det.compute_distances(np.zeros((3, 1)), workers=0)"), {}, "workers = 0", "expected an integer >= 1"),
     # ---- huge values outside the dynamics (API only): cut around "..." to one short line
     C("collision-q-huge-list", api("det.compute_distances(['x'] * 10_000)"), {}, "q must be numbers, got ['x', 'x',", "...]"),
-    C("id-q-huge-strings", api("dyn.inverse_dynamics(model, ['x' * 10_000], [0.0], [0.0])"), {}, "q must be numbers, got ['xxx", "(could not convert string to float: 'x"),
+    C("id-q-huge-strings", api("dyn.inverse_dynamics(model, ['x' * 10_000], [0.0], [0.0])"), {}, "q must be numbers, got ['xxx", "(text, not numbers; convert it with float() first)"),
     C("collision-q-huge-strings", api("det.compute_distances(['x' * 10_000])"), {}, "q must be numbers, got ['xxx", "(could not convert string to float: 'x"),
     C("collision-workers-huge-int", api("det.compute_distances(np.zeros((3, 1)), workers=-10**400)"), {}, "workers = -1000", "expected an integer >= 1"),
     C("collision-padding-huge-int", api("CollisionDetector(det.loaded, [('robot', 'other')], padding=10**400)"), {}, "padding of robot/a is 1000", "expected metres"),

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError
+from ..errors import SimbenchError, real_array
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
 from .crba import mass_matrix
@@ -73,7 +73,7 @@ def _less_losses(d: KernelModel, qd: Any, tau: Any, damping: bool, friction: boo
     """``tau - D q' - f_c sign(q')`` for the fast paths, as float64; None when qd or tau is not
     an array of numbers of the joints' length (the general path then checks and explains)."""
     try:
-        qd1, tau1 = np.asarray(qd, dtype=float), np.asarray(tau, dtype=float)
+        qd1, tau1 = real_array(qd), real_array(tau)
     except (TypeError, ValueError, OverflowError):
         return None
     if qd1.shape[-1:] != (d.nv,) or tau1.shape[-1:] != (d.nv,):

@@ -79,24 +79,24 @@ def plain_batch(d: KernelModel, q: Any, qd: Any = None, x: Any = None) -> bool:
 
 
 _SEQUENCES = (list, tuple, ND)
+#: dtype kinds read as numbers: bool, signed and unsigned integers, floats (not text, objects, complex)
+_REAL = "biuf"
 #: the sequences that :func:`simbench.dynamics.inverse_dynamics` packs for its fast path
 LISTS = (list, tuple)
 
 
 def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
-    """Three 1-D sequences (lists, tuples, arrays of another dtype) as float64 arrays, for the
-    fast path; (None, None, None) when they are anything else (mappings, nested lists, text),
-    which the general path then checks and explains."""
+    """Three 1-D sequences (lists, tuples, arrays of another dtype) of numbers as float64 arrays,
+    for the fast path; (None, None, None) when they are anything else (mappings, nested lists,
+    text, complex numbers), which the general path then checks and explains."""
     if a.__class__ in _SEQUENCES and b.__class__ in _SEQUENCES and c.__class__ in _SEQUENCES:
-        if (a.__class__ is ND and a.dtype.kind == "c") or (b.__class__ is ND and b.dtype.kind == "c") or \
-                (c.__class__ is ND and c.dtype.kind == "c"):
-            return None, None, None          # complex arrays: the general path refuses them
         try:
-            x, y, z = np.asarray(a, F8), np.asarray(b, F8), np.asarray(c, F8)
-        except (TypeError, ValueError, OverflowError):   # not float64 numbers: the general path explains
+            x, y, z = np.asarray(a), np.asarray(b), np.asarray(c)
+        except (TypeError, ValueError, OverflowError):   # ragged: the general path explains
             return None, None, None
-        if x.ndim == 1 and y.ndim == 1 and z.ndim == 1:
-            return x, y, z
+        if x.ndim == 1 and y.ndim == 1 and z.ndim == 1 and x.dtype.kind in _REAL and \
+                y.dtype.kind in _REAL and z.dtype.kind in _REAL:
+            return x.astype(F8, copy=False), y.astype(F8, copy=False), z.astype(F8, copy=False)
     return None, None, None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, lookup, shown
+from ..errors import ShapeError, lookup, real_array, shown
 from ..model import RobotModel, as_joint_array
 from .inputs import F8, LISTS, ND, gravity_vector, joint_arrays
 from .kernels import kinematics as KK
@@ -65,7 +65,7 @@ def _one(d: KernelModel, q: Any) -> np.ndarray | None:
         return None
     if q.__class__ in LISTS and len(q) == d.nq:
         try:
-            x = np.array(q, dtype=F8)
+            x = real_array(q)     # not text, which numpy would read
         except (TypeError, ValueError, OverflowError):
             return None
         return x if x.ndim == 1 else None
