@@ -125,6 +125,11 @@ class RobotResult:
                 "worst": self.worst, "pinocchio": self.pinocchio, "seconds": round(self.seconds, 4)}
 
 
+def _counted(n: object, thing: str) -> str:
+    """``"1 robot"``, ``"2 robots"``."""
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
 @dataclass
 class Report:
     """Results of a check over one or more robots."""
@@ -162,7 +167,7 @@ class Report:
 
     def summary(self) -> str:
         c = self.counts()
-        line = (f"{len(self.results)} robots: " + ", ".join(f"{n} {k}" for k, n in c.items())
+        line = (f"{_counted(len(self.results), 'robot')}: " + ", ".join(f"{n} {k}" for k, n in c.items())
                 + f" ({self.seconds:.1f} s)")
         if self.results and not self.compared:
             line += "; nothing was compared"
@@ -193,7 +198,7 @@ class Report:
             rows.append("| " + " | ".join([f"`{r.target}`", f"**{r.verdict}**", str(r.dof), *nums, why]) + " |")
         head = (f"### simbench check: {c[PASS]} PASS, {c[EXPLAINED]} EXPLAINED, {c[FAIL]} FAIL, "
                 f"{c[ERROR]} ERROR, {c[SKIPPED]} SKIPPED (tol {self.settings.get('tol')}, "
-                f"{self.settings.get('samples')} samples)"
+                f"{_counted(self.settings.get('samples'), 'sample')})"
                 + (", interrupted" if self.interrupted else "") + "\n\n")
         return head + "\n".join(rows) + "\n"
 
