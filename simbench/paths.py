@@ -63,11 +63,14 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
                 return path.resolve()
         except OSError as exc:   # a name longer than the system takes, say
             raise URDFError(f"{what} {shown_path(text)} cannot be looked up: {exc.strerror}") from None
-    if len(tried) == 1 and tried[0].is_dir():
-        raise URDFError(f"{what} {shown_path(text)} is a folder; expected a file")
+    folders = [t for t in tried if t.is_dir()]
+    if folders:
+        raise URDFError(f"{what} {shown_path(text)} is a folder; expected a file"
+                        f"{_files_in(text, folders[0], what)}")
     hint = ""
     if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
-        hint = f" (looked in {', '.join(str(t.parent) for t in tried)})"
+        looked = dict.fromkeys(str(t.parent) for t in tried)
+        hint = f" (looked in {', '.join(looked)})"
     near = _near(text, tried[0])
     if near:
         hint += f"; did you mean {' or '.join(repr(n) for n in near)}?"
@@ -109,6 +112,20 @@ def _near(text: str, first: Path) -> list[str]:
         return []
     near = closest(first.name, names)
     return [str(Path(text).parent / n) if Path(text).parent != Path(".") else n for n in near]
+
+
+def _files_in(text: str, folder: Path, what: str) -> str:
+    """``", e.g. 'simbench:planar_2r.urdf', ..."``: three files of the kind ``what`` names
+    (URDF, scene, else any of :data:`_SUFFIXES`) in ``folder``, written the way ``text`` was."""
+    kind = {"URDF file": (".urdf", ".xacro"), "scene file": (".toml",)}.get(what, _SUFFIXES)
+    try:
+        files = sorted((p for s in kind for p in folder.rglob(f"*{s}")),
+                       key=lambda p: (len(p.relative_to(folder).parts), str(p)))[:3]
+    except OSError:
+        return ""
+    head = text if text.endswith((":", "/")) or not text else text + "/"
+    shown_files = [head + p.relative_to(folder).as_posix() for p in files]
+    return f", e.g. {', '.join(map(repr, shown_files))}" if shown_files else ""
 
 
 def resolve_urdf(spec: str | os.PathLike, relative_to: str | os.PathLike | None = None) -> Path:
