@@ -20,13 +20,16 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import logging
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SimbenchError, shown, shown_path
+from .errors import SimbenchError, closest, shown, shown_path
+
+logger = logging.getLogger(__name__)
 
 PACKAGE_SCHEME = "package://"
 FILE_SCHEME = "file://"
@@ -38,6 +41,9 @@ PackageMap = Mapping[str, "str | os.PathLike[str]"]
 
 _default_map: contextvars.ContextVar[dict[str, Path]] = contextvars.ContextVar(
     "simbench_package_map", default={})
+#: inside :func:`package_defaults`: every package name looked up (package:// URIs, $(find NAME))
+_looked_up: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "simbench_packages_looked_up", default=None)
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ class Resolution:
         if not self.package_found:
             return (f"{shown_path(self.uri)} not found: package {shown(self.package)} is in none of "
                     f"{', '.join(self.searched)}; give its folder with --package "
-                    f"{self.package}=DIR or ROS_PACKAGE_PATH")
+                    f"{self.package}=DIR or ROS_PACKAGE_PATH{misspelled_package(self.package or '')}")
         return f"{shown_path(self.uri)} not found (tried {', '.join(self.tried)})"
 
 
@@ -95,7 +101,7 @@ def parse_package_map(items: Sequence[str] | PackageMap | None,
             path = Path(relative_to) / path
         if not path.is_dir():
             raise SimbenchError(f"package {name!r}: folder {shown_path(folder)} does not exist; expected "
-                                f"the folder that holds the package (its package.xml)")
+                                f"the folder that holds the package (its package.xml){_near_folder(path)}")
         out[name] = path.resolve()
     return out
 
@@ -106,10 +112,44 @@ def package_defaults(package_map: Sequence[str] | PackageMap | None) -> Iterator
     ``--package`` options)."""
     resolved = parse_package_map(package_map)
     token = _default_map.set(resolved)
+    looked_up = _looked_up.set(set())
     try:
         yield resolved
+        _warn_unused(resolved, _looked_up.get() or set())
     finally:
+        _looked_up.reset(looked_up)
         _default_map.reset(token)
+
+
+def _warn_unused(mapping: Mapping[str, Path], looked_up: set[str]) -> None:
+    """A warning line for each ``--package NAME=DIR`` no loaded file referred to (a misspelled
+    NAME), with the closest name the files did refer to."""
+    for name in mapping:
+        if name in looked_up:
+            continue
+        close = closest(name, looked_up, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        used = ", ".join(sorted(looked_up)) or "none"
+        logger.warning("--package %s=DIR unused: no file loaded refers to package %r%s (packages "
+                       "referred to: %s)", name, name, hint, used)
+
+
+def misspelled_package(name: str) -> str:
+    """``" (--package 'my_robt' was given: did you mean my_robot=DIR?)"`` when a name in the
+    command line's package map is close to the package ``name`` that was not found, else ``""``."""
+    close = closest(name, [n for n in _default_map.get() if n != name], n=1)
+    return f" (--package {close[0]!r} was given: did you mean {name}=DIR?)" if close else ""
+
+
+def _near_folder(path: Path) -> str:
+    """``"; did you mean '/ws/src/my_robot'?"`` for a folder close to the missing ``path``."""
+    try:
+        parent = path.absolute().parent
+        names = [p.name for p in parent.iterdir() if p.is_dir()] if parent.is_dir() else []
+    except OSError:
+        return ""
+    close = closest(path.name, names, n=1)
+    return f"; did you mean {str(parent / close[0])!r}?" if close else ""
 
 
 def effective_map(package_map: Sequence[str] | PackageMap | None = None) -> dict[str, Path]:
@@ -125,6 +165,9 @@ def find_package(name: str, *, package_map: PackageMap | None = None,
     was looked for. ``near`` is the URDF (or xacro) file whose ancestors are searched."""
     found: list[Path] = []
     where: list[str] = []
+    looked_up = _looked_up.get()
+    if looked_up is not None:
+        looked_up.add(name)
     mapping = effective_map(package_map)
     if name in mapping:
         found.append(mapping[name])
@@ -246,4 +289,4 @@ def _crawl(entry: str) -> dict[str, tuple[Path, ...]]:
 
 
 __all__ = ["Resolution", "PackageMap", "parse_package_map", "package_defaults", "effective_map",
-           "find_package", "resolve_uri", "PACKAGE_SCHEME", "FILE_SCHEME"]
+           "find_package", "misspelled_package", "resolve_uri", "PACKAGE_SCHEME", "FILE_SCHEME"]

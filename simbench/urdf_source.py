@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SimbenchError, URDFError, shown, shown_path
+from .errors import SimbenchError, UnknownNameError, URDFError, closest, shown, shown_path
 from .issues import ModelIssue
-from .packages import (FILE_SCHEME, PACKAGE_SCHEME, PackageMap, find_package, package_defaults,
-                       parse_package_map)
+from .packages import (FILE_SCHEME, PACKAGE_SCHEME, PackageMap, find_package, misspelled_package,
+                       package_defaults, parse_package_map)
 from .paths import resolve_urdf
 from .urdf_checks import MESH_FORMATS, MeshRef, check_elements, check_tree
 
@@ -44,6 +44,9 @@ XacroArgs = Mapping[str, Any] | Sequence[str]
 
 _default_xacro_args: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar(
     "simbench_xacro_args", default={})
+#: inside :func:`loading_defaults`: the files loaded with its xacro arguments, xacro or not
+_xacro_use: contextvars.ContextVar[dict[Path, bool] | None] = contextvars.ContextVar(
+    "simbench_xacro_use", default=None)
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,10 @@ def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Seque
         raise URDFError(f"cannot read URDF {shown_path(str(path))}: {exc.strerror}") from None
     args = None
     issues: list[ModelIssue] = []
-    if is_xacro(path, raw):
+    xacro = is_xacro(path, raw)
+    if xacro_args is None and (use := _xacro_use.get()) is not None:
+        use[path] = xacro
+    if xacro:
         args = parse_xacro_args(xacro_args) if xacro_args is not None else dict(_default_xacro_args.get())
         raw = expand_xacro(path, args, package_map)
         issues.append(ModelIssue("xacro_input", "robot", f"xacro file, expanded with the xacro "
@@ -148,10 +154,24 @@ def loading_defaults(package_map: PackageMap | Sequence[str] | None = None,
     use these (the command line's ``--package`` and ``--xacro-arg`` options)."""
     with package_defaults(package_map):
         token = _default_xacro_args.set(parse_xacro_args(xacro_args))
+        use = _xacro_use.set({})
         try:
             yield
+            _warn_unused_xacro_args()
         finally:
+            _xacro_use.reset(use)
             _default_xacro_args.reset(token)
+
+
+def _warn_unused_xacro_args() -> None:
+    """One warning line when the command line gave xacro arguments and every file the command
+    loaded was plain URDF (a scene may mix plain and xacro robots: then they were used)."""
+    use, given = _xacro_use.get(), _default_xacro_args.get()
+    if given and use and not any(use.values()):
+        options = " ".join(f"--xacro-arg {k}:={v}" for k, v in given.items())
+        names = ", ".join(p.name for p in use)
+        logger.warning("%s ignored: %s %s plain URDF, not xacro (.xacro, or <xacro:...> elements)",
+                       options, names, "is" if len(use) == 1 else "are")
 
 
 def source_from_string(xml: str | bytes, *, base_dir: str | os.PathLike[str] | None = None,
@@ -281,25 +301,30 @@ def _xacro_value(value: Any) -> str:
 
 
 @contextlib.contextmanager
-def _find_through_us(xacro: Any, path: Path, package_map: PackageMap | Sequence[str] | None) -> Iterator[None]:
+def _find_through_us(xacro: Any, path: Path,
+                     package_map: PackageMap | Sequence[str] | None) -> Iterator[list[SimbenchError]]:
     """Make xacro's ``$(find NAME)`` use our package lookup (it would need ROS 2's
-    ament_index_python)."""
+    ament_index_python); the list yielded holds the error of a package not found (xacro wraps
+    it in its own message when the ``$(find)`` is in a property)."""
     import importlib
 
     subs = importlib.import_module("xacro.substitution_args")
     mapping = parse_package_map(package_map)
+    failed: list[SimbenchError] = []
 
     def find(name: str) -> str:
         roots, where = find_package(name, package_map=mapping, near=path)
         if not roots:
-            raise SimbenchError(f"$(find {name}): package {shown(name)} not found in {', '.join(where)}; "
-                                f"pass --package {name}=DIR")
+            failed.append(SimbenchError(f"$(find {name}): package {shown(name)} not found in "
+                                        f"{', '.join(where)}; pass --package {name}=DIR"
+                                        f"{misspelled_package(name)}"))
+            raise failed[-1]
         return str(roots[0])
 
     saved = getattr(subs, "_eval_find", None)
     subs._eval_find = find
     try:
-        yield
+        yield failed
     finally:
         subs._eval_find = saved
 
@@ -311,20 +336,61 @@ def expand_xacro(path: Path, args: Mapping[str, str],
 
     xacro = require("xacro", "xacro", f"{path.name} is a xacro file; expanding it")
     captured = io.StringIO()
+    mappings = _SeenArgs(args)
+    failed: list[SimbenchError] = []
     try:
-        with _find_through_us(xacro, path, package_map), contextlib.redirect_stderr(captured), \
-                contextlib.redirect_stdout(captured):
-            doc = xacro.process_file(str(path), mappings=dict(args))
+        with _find_through_us(xacro, path, package_map) as failed, \
+                contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
+            doc = xacro.process_file(str(path), mappings=mappings)
     except SimbenchError as exc:
         raise URDFError(f"{path}: {exc}") from None
     except Exception as exc:  # xacro raises XacroException, NameError, KeyError, ...
+        if failed:
+            raise URDFError(f"{path}: {failed[0]}") from None
         msg = " ".join(str(exc).split()) or type(exc).__name__
         hint = "; give it with --xacro-arg NAME:=VALUE" if "arg" in msg.lower() else ""
-        raise URDFError(f"{path}: xacro cannot expand the file: {msg}{hint}") from None
+        raise URDFError(f"{path}: xacro cannot expand the file: {msg}{hint}"
+                        f"{_misspelled(args, mappings.seen)}") from None
     for line in captured.getvalue().splitlines():
         if line.strip():
             logger.warning("%s: xacro: %s", path.name, line.strip())
+    _check_declared(path, args, mappings.seen)
     return doc.toxml(encoding="utf-8")
+
+
+class _SeenArgs(dict):
+    """xacro's table of arguments, noting every name the file declares (``<xacro:arg>``, which
+    xacro tests with ``in``) or reads (``$(arg NAME)``, ``xacro.arg(NAME)``)."""
+
+    def __init__(self, given: Mapping[str, str]):
+        super().__init__(given)
+        self.seen: set[str] = set()
+
+    def __contains__(self, name: object) -> bool:
+        self.seen.add(str(name))
+        return super().__contains__(name)
+
+    def __getitem__(self, name: str) -> str:
+        self.seen.add(str(name))
+        return super().__getitem__(name)
+
+
+def _check_declared(path: Path, args: Mapping[str, str], seen: set[str]) -> None:
+    """:class:`UnknownNameError` for the first given argument the file neither declares nor
+    reads (xacro itself ignores it: a misspelled name would leave the default in place)."""
+    unknown = [name for name in args if name not in seen]
+    if unknown:
+        raise UnknownNameError("xacro argument", unknown[0], seen, where=str(path))
+
+
+def _misspelled(args: Mapping[str, str], seen: set[str]) -> str:
+    """``" (--xacro-arg 'prefx' given: did you mean 'prefix'?)"`` when a given argument the file
+    has not used is close to one it has, else ``""``."""
+    for name in args:
+        close = closest(name, seen - set(args), n=1) if name not in seen else []
+        if close:
+            return f" (xacro argument {shown(name)} given: did you mean {close[0]!r}?)"
+    return ""
 
 
 __all__ = ["UrdfSource", "MeshRef", "load_source", "loading_defaults", "source_from_string",
