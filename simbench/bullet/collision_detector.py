@@ -92,6 +92,8 @@ class CollisionDetector:
                                 "write CollisionDetector(client, pairs, bodies=bodies)")
         self.loaded, self._sync = loaded, sync
         self.client = loaded.client
+        #: why the owning Simulation cannot be used any more (set by ``sim.detector``; empty while open)
+        self._gone: Sequence[str] = ()
         self._state = client_state(self.client)
         self._lock = self._state.lock
         pl = plan(loaded, robot, pairs, padding, disabled)
@@ -134,6 +136,8 @@ class CollisionDetector:
     # ------------------------------------------------------------------ one world
     def _prepare(self) -> None:
         """Bring the collision server to the state the query needs (call with the lock held)."""
+        if self._gone:  # a closed simulation's client id may already serve another one
+            self._check_connected()
         s = self._sync
         if s is None:
             self._state.posed |= self._posing
@@ -141,6 +145,17 @@ class CollisionDetector:
         if s.generation != self._generation:
             self._check_bodies()
         s.prepare(self._posing)
+
+    def _check_connected(self) -> None:
+        """One clear line when the queried server is gone: called after a PyBullet error, and
+        before a query once the owning Simulation is closed (a working query pays one truth test)."""
+        if self._gone:
+            raise SimbenchError(f"the simulation was {self._gone[0]}; distances need an open Simulation") from None
+        if not p.isConnected(physicsClientId=self.client):
+            why = "its ServerPair was closed (pair.close())" if self._sync is not None else \
+                f"PyBullet client {self.client} was disconnected"
+            raise SimbenchError(f"the collision server of this detector is gone: {why}; distances need "
+                                "connected servers (build a new detector on open ones)") from None
 
     def _check_bodies(self) -> None:
         for name, bid in sorted(self._body_ids.items()):
@@ -153,9 +168,13 @@ class CollisionDetector:
     def current_configuration(self) -> np.ndarray:
         """The robots' configuration (dof,) in the main world (synced detectors) or on the
         queried client (others), in :attr:`joint_names` order."""
-        with self._lock:
-            self._prepare()
-            return self._current()
+        try:
+            with self._lock:
+                self._prepare()
+                return self._current()
+        except p.error:
+            self._check_connected()
+            raise
 
     def _current(self) -> np.ndarray:
         out = np.empty(self.dof)
@@ -226,14 +245,18 @@ class CollisionDetector:
 
     def set_configuration(self, q: Any) -> None:
         """Put the robots of the collision server in configuration ``q`` (one call per robot)."""
-        with self._lock:
-            self._prepare()
-            q = self.check_q(q, bases=False)
-            if q.ndim != 1:
-                raise ShapeError(f"q has shape {q.shape}; expected ({self.dof},)")
-            for body, idx, start, stop in self._poses:
-                if idx:
-                    p.resetJointStatesMultiDof(body, idx, q[start:stop, None].tolist(), physicsClientId=self.client)
+        try:
+            with self._lock:
+                self._prepare()
+                q = self.check_q(q, bases=False)
+                if q.ndim != 1:
+                    raise ShapeError(f"q has shape {q.shape}; expected ({self.dof},)")
+                for body, idx, start, stop in self._poses:
+                    if idx:
+                        p.resetJointStatesMultiDof(body, idx, q[start:stop, None].tolist(), physicsClientId=self.client)
+        except p.error:
+            self._check_connected()
+            raise
 
     # ------------------------------------------------------------------ running the loops
     def _run(self, kind: str, q: Any, arg: float, workers: int | None) -> tuple[list, tuple, int]:
@@ -241,6 +264,14 @@ class CollisionDetector:
         workers = self.workers if workers is None else workers
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
             raise SimbenchError(f"workers = {shown(workers)}; expected an integer >= 1")
+        try:
+            return self._run_locked(kind, q, arg, workers)
+        except p.error:
+            self._check_connected()
+            raise
+
+    def _run_locked(self, kind: str, q: Any, arg: float, workers: int) -> tuple[list, tuple, int]:
+        """:meth:`_run` past its argument checks, with the lock held."""
         with self._lock:
             self._prepare()
             arr = self.check_q(q)
@@ -326,9 +357,13 @@ class CollisionDetector:
                     if len(self._search) > 32:
                         self._search.clear()
                     pairs = self._search[md] = thresholds(self._core, md)
-                with self._lock:
-                    self._prepare()
-                    out = np.array(kernel_distances(self._core, [[[x] for x in ql]], md, pairs))
+                try:
+                    with self._lock:
+                        self._prepare()
+                        out = np.array(kernel_distances(self._core, [[[x] for x in ql]], md, pairs))
+                except p.error:
+                    self._check_connected()
+                    raise
                 return np.minimum(out, md, out=out)
         flat, batch, n = self._run("distances", q, md, workers)
         out = np.asarray(flat, dtype=float).reshape(*batch, len(self.pairs))
@@ -396,9 +431,13 @@ class CollisionDetector:
             ql = q.tolist()
             total = sum(ql)
             if total - total == 0.0:
-                with self._lock:
-                    self._prepare()
-                    return kernel_collision(self._core, [[[x] for x in ql]], mg)[0]
+                try:
+                    with self._lock:
+                        self._prepare()
+                        return kernel_collision(self._core, [[[x] for x in ql]], mg)[0]
+                except p.error:
+                    self._check_connected()
+                    raise
         flat, batch, n = self._run("collision", q, mg, workers)
         if not batch:
             return bool(flat[0])
@@ -430,7 +469,7 @@ class CollisionDetector:
         """True when the straight segment from ``q0`` to ``q1`` is free (every pair farther
         than ``margin``) everywhere, not only at samples; see :mod:`simbench.bullet.collision_paths`."""
         path = np.stack([self.check_q(q0, "q0", bases=False), self.check_q(q1, "q1", bases=False)])
-        return first_collision(self, path, resolution, margin=margin, method=method) is None
+        return self._first_collision(path, resolution, margin, method) is None
 
     def first_collision(self, path: Any, resolution: float = 0.005, *, margin: float = 0.0,
                         method: str = "advance") -> PathHit | None:
@@ -438,8 +477,16 @@ class CollisionDetector:
         consecutive rows, as a ``PathHit(edge, t, q, pair)``, or None when every edge is free
         (every pair at least ``margin`` apart everywhere on it); batched over edges. See
         :mod:`simbench.bullet.collision_paths` for the guarantee."""
-        return first_collision(self, self.check_q(path, "path", bases=False), resolution, margin=margin,
-                               method=method)
+        return self._first_collision(self.check_q(path, "path", bases=False), resolution, margin, method)
+
+    def _first_collision(self, path: np.ndarray, resolution: float, margin: float, method: str) -> PathHit | None:
+        if self._gone:  # its motion bounds read the server before any query
+            self._check_connected()
+        try:
+            return first_collision(self, path, resolution, margin=margin, method=method)
+        except p.error:
+            self._check_connected()
+            raise
 
     # ------------------------------------------------------------------ misc
     @property
