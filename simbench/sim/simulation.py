@@ -8,6 +8,7 @@ a dropped simulation is freed at once) and at interpreter exit.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
 import weakref
@@ -22,6 +23,7 @@ from ..bullet.collision_detector import CollisionDetector
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from ..bullet.servers import ServerPair
 from ..errors import ShapeError, SimbenchError, finite_number, lookup, shown
+from ..model import as_rng, nearest_hint
 from ..imaging import write_png
 from . import camera as cam
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
@@ -50,8 +52,11 @@ class SimulationDone(BaseException):
         self.reason = reason
 
 
-def _release(recordings: list[Recording], pair: ServerPair) -> None:
-    """Finalizer of a :class:`Simulation` (holds its recordings and pair, not the simulation)."""
+def _release(recordings: list[Recording], pair: ServerPair, gone: list[str]) -> None:
+    """Finalizer of a :class:`Simulation` (holds its recordings, pair and closed flag ``gone``,
+    not the simulation)."""
+    if not gone:  # close() says "closed" first
+        gone.append("garbage-collected (keep a reference to it while you use it)")
     try:
         for rec in list(recordings):
             try:
@@ -60,6 +65,35 @@ def _release(recordings: list[Recording], pair: ServerPair) -> None:
                 pass
     finally:
         pair.close()
+
+
+def _closest_results(results: Any) -> list[Any]:
+    """``results`` of :meth:`Simulation.draw_closest_points` as a list of closest-point records
+    (``point_a``, ``point_b``, ``distance``), or one line naming what came instead."""
+    try:
+        items = list(results)
+    except TypeError:
+        items = [results]
+    for r in items:
+        if not all(hasattr(r, key) for key in ("point_a", "point_b", "distance")):
+            raise SimbenchError(f"draw_closest_points: got {shown(r)}; expected the list that "
+                                "detector.closest_points(q) returns for one configuration")
+    return items
+
+
+def _step_count(n: Any) -> int:
+    """``n`` of :meth:`Simulation.step` as an int >= 0, or one line naming it."""
+    if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0:
+        return int(n)
+    raise SimbenchError(f"sim.step: n = {shown(n)}; expected a whole number of steps >= 0{nearest_hint(n, whole=True)}")
+
+
+def _seconds(value: Any, call: str, name: str) -> float:
+    """A time argument (``name`` of ``call``) as a finite float >= 0, or one line naming it."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    raise SimbenchError(f"{call}: {name} = {shown(value)}; expected a finite number of seconds >= 0"
+                        f"{nearest_hint(value, whole=False)}")
 
 
 class Simulation:
@@ -72,16 +106,17 @@ class Simulation:
     display answers; see :mod:`simbench.bullet.display` for the fallback). ``dt``: the physics
     time step (s). ``real_time``: sleep so that simulated time keeps pace with the wall clock.
     ``duration``: when set, :meth:`step` raises :class:`SimulationDone` once ``t`` reaches it.
-    ``seed``: for ``sim.rng``. ``render``: ``"continuous"`` (default) or ``"sync"``, with
-    ``redraw_hz``, ``overlay_hz`` and ``shadows``: how the window draws (measurements in
-    :mod:`simbench.sim.window`). The camera starts framed on the scene's bodies (their AABBs,
-    see :func:`simbench.sim.camera.scene_points`); the user can move it in the window.
+    ``seed``: for ``sim.rng`` (an integer >= 0, a numpy Generator or None). ``render``:
+    ``"continuous"`` (default) or ``"sync"``, with ``redraw_hz``, ``overlay_hz`` and
+    ``shadows``: how the window draws (measurements in :mod:`simbench.sim.window`). The camera
+    starts framed on the scene's bodies (their AABBs, see
+    :func:`simbench.sim.camera.scene_points`); the user can move it in the window.
     """
 
     def __init__(self, scene: Scene | str | os.PathLike | Mapping | None = None, gui: bool | None = None,
                  dt: float = 1 / 240, real_time: bool = False, *, duration: float | None = None,
-                 seed: int | None = None, render: str = "continuous", shadows: bool = False,
-                 redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
+                 seed: int | np.random.Generator | None = None, render: str = "continuous",
+                 shadows: bool = False, redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
         given = dt
         dt = finite_number(dt, "dt", " of seconds, 0 < dt <= 1")
         if not 0 < dt <= 1:
@@ -95,7 +130,7 @@ class Simulation:
             scene = Scene.from_dict(scene)
         self.dt, self.real_time = dt, bool(real_time)
         self.duration = duration
-        self.rng = np.random.default_rng(seed)
+        self.rng = as_rng(seed, "seed")
         #: where scripts write plots and data (``simbench run --out``)
         self.out_dir = Path("out")
         self._steps = 0
@@ -107,9 +142,12 @@ class Simulation:
         self._overlays: dict[str, list[Segment]] = {}
         self._wall0: float | None = None
         self._closed = False
+        #: why the simulation cannot be used any more ("closed (sim.close())" ...), shared with
+        #: its robot handles and detectors so that they refuse in one line (empty while open)
+        self._gone: list[str] = []
         self.window: Window | None = None
         self.pair: ServerPair = ServerPair(scene, gui)
-        self._finalizer = weakref.finalize(self, _release, self._recordings, self.pair)
+        self._finalizer = weakref.finalize(self, _release, self._recordings, self.pair, self._gone)
         try:
             p.setTimeStep(dt, physicsClientId=self.client)
             if self.gui:
@@ -126,8 +164,15 @@ class Simulation:
     # ------------------------------------------------------------------ servers & bodies
     @property
     def client(self) -> int:
-        """The main server's PyBullet client id."""
+        """The main server's PyBullet client id (one clear error once the simulation is closed)."""
+        if self._gone:
+            self._check_open()
         return self.pair.main.client
+
+    def _check_open(self) -> None:
+        if self._gone:
+            raise SimbenchError(f"the simulation was {self._gone[0]}; it cannot be used any more: make a new "
+                                "simbench.Simulation(...)")
 
     @property
     def collision_client(self) -> int:
@@ -181,12 +226,14 @@ class Simulation:
         checked the same way; a relative ``urdf`` path is taken from the current folder.
         Detectors made after this see the body; see :meth:`ServerPair.add_body
         <simbench.bullet.servers.ServerPair.add_body>`."""
+        self._check_open()
         return self.pair.add_body({"name": name, "urdf": urdf, **keys})
 
     def remove_body(self, name: str) -> None:
         """Remove body ``name`` from both servers (a detector that names it then refuses to
         answer, naming the body); see :meth:`ServerPair.remove_body
         <simbench.bullet.servers.ServerPair.remove_body>`."""
+        self._check_open()
         self.pair.remove_body(name)
         self._handles.pop(name, None)
         if self._robot is not None and self._robot.name == name:
@@ -218,8 +265,12 @@ class Simulation:
         """A collision detector for ``pairs`` of named objects on the collision server, synced
         with this simulation before each query (queries never move the main simulation);
         ``kwargs`` as for :class:`~simbench.bullet.collision.CollisionDetector` (``robot``
-        defaults to the scene's robot, none in a scene without movable joints)."""
-        return self.pair.detector(pairs, **kwargs)
+        defaults to the scene's robot, none in a scene without movable joints). Once the
+        simulation is closed its queries refuse in one line."""
+        self._check_open()
+        det = self.pair.detector(pairs, **kwargs)
+        det._gone = self._gone  # the closed flag, checked before each query
+        return det
 
     def contacts(self, a: Any = None, b: Any = None) -> list[Contact]:
         """Contact points of the last step by name (see :mod:`simbench.sim.contacts`)."""
@@ -238,7 +289,7 @@ class Simulation:
         as lines coloured by clearance with distance labels (pushed at most ``overlay_hz`` times
         per second), and drawn into recorded frames and screenshots. A later call with the same
         ``key`` replaces them; an empty list removes them."""
-        segments = [s for s in (Segment.from_result(r) for r in results) if s is not None]
+        segments = [s for s in (Segment.from_result(r) for r in _closest_results(results)) if s is not None]
         self._overlays[key] = segments
         if self.window is not None:
             self.window.show(key, segments)
@@ -286,10 +337,7 @@ class Simulation:
         ``stepSimulation``, run the step callbacks, write due recording frames, update the
         window and, with ``real_time``, sleep to keep pace with the wall clock. Raises
         :class:`SimulationDone` when the run is over."""
-        n = int(n)
-        if n < 0:
-            raise SimbenchError(f"step(n={n}): n must be >= 0")
-        for _ in range(n):
+        for _ in range(_step_count(n)):
             reason = self._done_reason()
             if reason is not None:
                 raise SimulationDone(reason)
@@ -309,14 +357,14 @@ class Simulation:
         return self.t
 
     def advance(self, seconds: float) -> float:
-        """Step for ``seconds`` of simulated time (rounded to whole steps); returns ``t``."""
-        return self.step(max(0, round(float(seconds) / self.dt)))
+        """Step for ``seconds`` (>= 0) of simulated time (rounded to whole steps); returns ``t``."""
+        return self.step(round(_seconds(seconds, "sim.advance", "seconds") / self.dt))
 
     def run_until(self, t: float, callback: Callable[["Simulation"], None] | None = None) -> float:
         """Step until simulated time ``t`` (rounded to whole steps) or until the run is over,
         whichever comes first, without raising :class:`SimulationDone`; ``callback(sim)`` is a
         step callback meanwhile (see :meth:`add_step_callback`). Returns ``t``."""
-        n = round(float(t) / self.dt)
+        n = round(_seconds(t, "sim.run_until", "t") / self.dt)
         if callback is not None:
             self.add_step_callback(callback)
         try:
@@ -329,6 +377,9 @@ class Simulation:
 
     def add_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
         """Call ``fn(sim)`` after every physics step (before recording frames are taken)."""
+        if not callable(fn):
+            raise SimbenchError(f"step callback = {shown(fn)}; expected a function taking the simulation, "
+                                "fn(sim)")
         self._callbacks.append(fn)
 
     def remove_step_callback(self, fn: Callable[["Simulation"], None]) -> None:
@@ -355,6 +406,8 @@ class Simulation:
         instead of the space their joints can sweep. Without ``yaw``, the first of 225, 135, 315 and 45
         degrees from which the robot is in sight (a ray from the camera to its centre hits the
         robot first) is used."""
+        yaw = None if yaw is None else finite_number(yaw, "camera yaw", " of degrees", ShapeError)
+        pitch = finite_number(pitch, "camera pitch", " of degrees", ShapeError)
         fov, aspect = cam.FOV, 4 / 3
         if self.window is not None:
             window = self.window.camera()
@@ -399,9 +452,11 @@ class Simulation:
             if t.shape != (3,) or not np.all(np.isfinite(t)):
                 raise ShapeError(f"camera target has shape {t.shape}; expected (3,) finite metres")
             self.camera["target"] = tuple(t.tolist())
-        for key, val in (("distance", distance), ("yaw", yaw), ("pitch", pitch)):
-            if val is not None:
-                self.camera[key] = finite_number(val, f"camera {key}", error=ShapeError)
+        given = {key: finite_number(val, f"camera {key}", error=ShapeError)
+                 for key, val in (("distance", distance), ("yaw", yaw), ("pitch", pitch)) if val is not None}
+        if not given.get("distance", 1.0) > 0:
+            raise ShapeError(f"camera distance = {shown(distance)}; expected a positive number of metres")
+        self.camera.update(given)
         if self.window is not None:
             self.window.set_camera(self.camera)
 
@@ -448,7 +503,10 @@ class Simulation:
         """Start writing a GIF (needs Pillow) or MP4 (needs ffmpeg) of the run: a frame now and
         every ``1/fps`` s of simulated time, annotated (time, distances) unless ``annotate`` is
         False. Finished by ``.stop()``, by leaving a ``with`` block, or when the simulation
-        closes. A clear error up front when the path, the format or its encoder is unusable."""
+        closes. A clear error up front when the path, the format or its encoder is unusable;
+        missing folders in the path are created, as for every simbench output (the README's
+        ``sim.record("out/run.gif")`` relies on it)."""
+        self._check_open()
         rec = Recording(self, path, fps, size, annotate=annotate)
         self._recordings.append(rec)
         return rec
@@ -469,6 +527,7 @@ class Simulation:
             except Exception as exc:  # still close the servers
                 errors.append(exc)
         self._closed = True
+        self._gone.append("closed (sim.close())")
         self._finalizer()
         if errors:
             raise errors[0]
