@@ -159,7 +159,12 @@ def ray_test_batch(sim: "Simulation", starts: Any, ends: Any) -> RayBatch:
     """The first hit along each segment ``starts[i] -> ends[i]`` (shapes (..., 3), broadcast);
     ``rayTestBatch`` in chunks of :data:`RAY_BATCH`. ``fraction``, ``position`` and ``normal``
     keep the broadcast leading shape; ``body`` and ``link`` are nested lists of that shape."""
-    s, e = np.broadcast_arrays(_points(starts, "starts"), _points(ends, "ends"))
+    s, e = _points(starts, "starts"), _points(ends, "ends")
+    try:
+        s, e = np.broadcast_arrays(s, e)
+    except ValueError:
+        raise ShapeError(f"starts has shape {s.shape} and ends {e.shape}; expected shapes that broadcast "
+                         "together, (..., 3) each (e.g. (3,) and (N, 3))") from None
     shape = s.shape[:-1]
     s2, e2 = s.reshape(-1, 3), e.reshape(-1, 3)
     hits = []

@@ -17,13 +17,22 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
-from ..errors import ShapeError, SimbenchError, finite_number, lookup, shown
+from ..errors import ShapeError, SimbenchError, UnknownNameError, finite_number, lookup, real_array, shown
 from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
     from .simulation import Simulation
 
 p = import_pybullet()
+
+#: the keywords of ``p.changeDynamics`` (PyBullet 3.2), for :meth:`Robot.change_dynamics`
+DYNAMICS_KEYS = ("mass", "lateralFriction", "spinningFriction", "rollingFriction", "restitution", "linearDamping",
+                 "angularDamping", "contactStiffness", "contactDamping", "frictionAnchor", "localInertiaDiagonal",
+                 "ccdSweptSphereRadius", "contactProcessingThreshold", "activationState", "jointDamping",
+                 "anisotropicFriction", "maxJointVelocity", "collisionMargin", "jointLowerLimit", "jointUpperLimit",
+                 "jointLimitForce")
+#: those of them that take three numbers
+DYNAMICS_VECTORS = ("localInertiaDiagonal", "anisotropicFriction")
 
 
 class Robot:
@@ -39,7 +48,8 @@ class Robot:
         self._sim = weakref.ref(sim)  # no cycle: a dropped simulation is freed at once
         self.body = body
         self.name, self.id = body.name, body.id
-        self._client = sim.client
+        self._cid = sim.client
+        self._gone = sim._gone  # the simulation's closed flag (non-empty once closed)
         self.joint_names: tuple[str, ...] = body.movable_names
         self._position = {n: i for i, n in enumerate(self.joint_names)}
         self._idx = np.array(body.movable_indices, dtype=int)
@@ -60,6 +70,15 @@ class Robot:
         self.initial_q = np.array([float(spec_joints.get(n, 0.0)) for n in self.joint_names])
         #: the base's centre of mass in the base link frame (PyBullet's local inertial frame)
         self._base_com = np.array(dynamics_info(body.id, -1, self._client).local_inertial_position, dtype=float)
+
+    @property
+    def _client(self) -> int:
+        """The main server's client id while the simulation is open, else one clear error (an id
+        of a closed server may be reused by the next one)."""
+        if self._gone:
+            raise SimbenchError(f"the simulation of robot {self.name!r} was {self._gone[0]}; reading or driving "
+                                "its joints needs an open Simulation")
+        return self._cid
 
     @property
     def sim(self) -> "Simulation":
@@ -206,7 +225,8 @@ class Robot:
             return np.zeros(len(sel))
         sel_qd, qdv = self._values(qd, "qd", partial=True)
         if not np.array_equal(sel, sel_qd):
-            raise ShapeError("q and qd must name the same joints in the same order")
+            raise ShapeError(f"qd names joints {[self.joint_names[i] for i in sel_qd]}; expected the joints of q "
+                             f"in the same order, {[self.joint_names[i] for i in sel]}")
         return qdv
 
     # ------------------------------------------------------------------ control
@@ -296,24 +316,54 @@ class Robot:
     def change_dynamics(self, links: str | Sequence[str] | None = None, **kwargs: Any) -> None:
         """``p.changeDynamics(**kwargs)`` for the named link(s), default every link (base
         included), e.g. ``linearDamping=0, angularDamping=0`` to switch off PyBullet's default
-        velocity damping (0.04 on every link) and ``jointDamping=0`` for the URDF's joint damping."""
+        velocity damping (0.04 on every link) and ``jointDamping=0`` for the URDF's joint damping.
+        Keywords are PyBullet's (:data:`DYNAMICS_KEYS`), values finite numbers (three for
+        :data:`DYNAMICS_VECTORS`)."""
         if links is None:
             indices = list(self.body.links.values())
         else:
-            names = [links] if isinstance(links, str) else list(links)
+            names = [links] if isinstance(links, (str, int)) else list(links)
             indices = [self.body.link_index(n) for n in names]
+        kwargs = {key: _dynamics_value(key, value) for key, value in kwargs.items()}
         for li in indices:
             p.changeDynamics(self.id, li, physicsClientId=self._client, **kwargs)
 
     def _broadcast(self, value: Any, n: int, what: str, nonneg: bool = False) -> np.ndarray:
-        arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)) if np.ndim(value) == 0 else \
-            np.asarray(value, dtype=float)
-        if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (nonneg and np.any(arr < 0)):
+        arr = _floats(value)
+        if arr is not None and arr.ndim == 0:
+            arr = np.full(n, float(arr))
+        if arr is None or arr.shape != (n,) or not np.all(np.isfinite(arr)) or (nonneg and np.any(arr < 0)):
             raise ShapeError(f"{what} = {shown(value)}; expected one non-negative number or {n} of them")
         return arr
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, dof={self.dof}, joints={list(self.joint_names)})"
+
+
+def _floats(value: Any) -> np.ndarray | None:
+    """``value`` as a float array, None when it is not numbers (text included)."""
+    try:
+        return real_array(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _dynamics_value(key: str, value: Any) -> Any:
+    """A ``change_dynamics`` keyword's value checked: a known key (else the close ones named),
+    finite numbers (three for :data:`DYNAMICS_VECTORS`)."""
+    if key not in DYNAMICS_KEYS:
+        raise UnknownNameError("change_dynamics keyword", key, DYNAMICS_KEYS, "PyBullet's changeDynamics")
+    what = f"change_dynamics({key}=...)"
+    if key in ("activationState", "frictionAnchor"):  # PyBullet's flags
+        if not isinstance(value, (int, np.integer)):
+            raise ShapeError(f"{what} = {shown(value)}; expected an integer (PyBullet's flag)")
+        return int(value)
+    if key not in DYNAMICS_VECTORS:
+        return finite_number(value, what, error=ShapeError)
+    arr = _floats(value)
+    if arr is None or arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ShapeError(f"{what} = {shown(value)}; expected three finite numbers (x, y, z)")
+    return arr.tolist()
 
 
 def _rotation(quat: np.ndarray) -> np.ndarray:
