@@ -209,3 +209,38 @@ def test_streamed_mass_matrices_against_pinocchio(threads):
             assert rel_err(M[s], want) < TOL, s
             compared += 1
     assert compared == 2 * rows + 4
+
+
+def test_wrenches_in_some_rows_and_links_only_against_pinocchio():
+    """Wrenches that are zero on most links and in whole blocks of a batch (the block kernel skips
+    a link whose wrench is zero in every row of a block, and reads one shared wrench once):
+    every row against Pinocchio's tau - sum J^T F, 3 * BS + 7 rows, batched and shared."""
+    pin = require("pinocchio")
+    model = RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    pm = pinocchio_model(model)
+    pd = pm.createData()
+    mp = PinocchioMap(model, pm)
+    rng = np.random.default_rng(5)
+    n = 3 * BS + 7
+    Q = model.random_configuration(rng, n)
+    V, A = rng.normal(size=(2, n, model.nv))
+    hand, link3 = np.zeros((n, 6)), np.zeros((n, 6))
+    hand[[3, BS + 1, n - 1]] = rng.normal(size=(3, 6))     # blocks 0, 1 and the short last one
+    link3[2 * BS + 4] = rng.normal(size=6)                  # block 2 only
+    shared = rng.normal(size=6)
+    cases = {"batched": {"panda_hand": hand, "panda_link3": link3},
+             "shared": {"panda_link5": shared, "panda_link2": np.zeros(6)}}
+    compared = 0
+    for label, F in cases.items():
+        got = dyn.inverse_dynamics(model, Q, V, A, f_ext=F)
+        for s in range(n):
+            pin.computeJointJacobians(pm, pd, mp.q(Q[s]))
+            pin.updateFramePlacements(pm, pd)
+            want = mp.back(pin.rnea(pm, pd, mp.q(Q[s]), mp.v(V[s]), mp.v(A[s])))
+            for name, w in F.items():
+                J = np.asarray(pin.getFrameJacobian(pm, pd, pm.getFrameId(name, pin.FrameType.BODY),
+                                                    pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)) @ mp.P
+                want = want - np.vstack([J[3:], J[:3]]).T @ (w[s] if w.ndim == 2 else w)
+            assert rel_err(got[s], want) < TOL, (label, s)
+            compared += 1
+    assert compared == 2 * n
