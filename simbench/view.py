@@ -9,7 +9,9 @@ clearance-coloured segments with labels and printed whenever they change by 0.5 
 ``info``'s summary of the robot is printed on start.
 
 Headless (``--direct``, or no display answers): ``--q NAME=VALUE ...`` sets joints and ``--out
-view.png`` (the default) receives one picture annotated with the distances.
+view.png`` (the default) receives one picture annotated with the distances. ``--q`` takes one
+or more items, may be repeated and may come before the target (``view --q j2=0.5 robot.urdf``);
+a value outside a joint's limits is refused in one line naming the closest valid value.
 """
 from __future__ import annotations
 
@@ -45,6 +47,35 @@ def slider_limits(model: Any) -> dict[str, tuple[float, float]]:
             half = UNLIMITED_PRISMATIC if kind == "prismatic" else math.pi
             lo, hi = -half, half
         out[name] = (lo, hi)
+    return out
+
+
+def _has_limits(model: Any, name: str) -> bool:
+    """Whether joint ``name`` has finite, increasing URDF limits (not continuous)."""
+    j = model.joint_all_names.index(name)
+    lo, hi = float(model.joint_lower[j]), float(model.joint_upper[j])
+    return model.joint_type[j] != "continuous" and math.isfinite(lo) and math.isfinite(hi) and lo < hi
+
+
+def within_limits(q: Mapping[str, float], model: Any) -> dict[str, float]:
+    """``q`` (``--q`` values by joint name) checked against the joints' limits: a value outside
+    a joint's URDF limits (or, for an unlimited prismatic joint, its slider's range) is refused
+    in one line naming the closest valid value; a revolute angle without limits is wrapped into
+    -pi..pi (the same pose)."""
+    limits, out = slider_limits(model), {}
+    for name, value in q.items():
+        lo, hi = limits[name]
+        j = model.joint_all_names.index(name)
+        prismatic = model.joint_type[j] == "prismatic"
+        if not prismatic and not _has_limits(model, name):
+            out[name] = math.remainder(value, 2 * math.pi)
+            continue
+        if not lo <= value <= hi:
+            unit = "m" if prismatic else "rad"
+            what = "the joint's limits" if _has_limits(model, name) else "the slider's range (the joint has no limits)"
+            raise SimbenchError(f"--q {name}={value:g}: outside {what} [{lo:.4g}, {hi:.4g}] {unit}; "
+                                f"closest valid value {min(max(value, lo), hi):.4g}")
+        out[name] = value
     return out
 
 
@@ -88,10 +119,11 @@ class Distance:
 
 class Viewer:
     """A :class:`~simbench.sim.Simulation` of ``target`` with joint sliders (GUI) and distances.
-    ``q``: start values by joint name (clipped into the slider limits)."""
+    ``q``: start values by joint name (clipped into the slider limits; with ``strict``, as
+    ``view --q`` does, a value outside a joint's limits is an error, see :func:`within_limits`)."""
 
     def __init__(self, target: str, gui: bool | None = None, q: Mapping[str, float] | None = None,
-                 render: str = "continuous"):
+                 render: str = "continuous", strict: bool = False):
         from .sim import Simulation
 
         self.sim = Simulation(scene_of(target), gui=gui, render=render)
@@ -100,9 +132,9 @@ class Viewer:
             self.model = self.robot.model
             self.limits = slider_limits(self.model)
             start = dict(zip(self.robot.joint_names, self.robot.initial_q.tolist()))
-            for name, value in (q or {}).items():
+            for name in q or {}:
                 self.robot.joint_index(name)  # unknown names: one clear line with close matches
-                start[name] = value
+            start.update(within_limits(q, self.model) if strict and q else (q or {}))
             self.start = {n: float(np.clip(start[n], *self.limits[n])) for n in self.robot.joint_names}
             self.groups = self._pairs()
             self.detector = self.sim.detector([pair for _, pairs in self.groups for pair in pairs]) \
@@ -191,10 +223,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``simbench view``."""
     from .runner import _size, add_window_arguments
 
-    parser.add_argument("target", help="a URDF (path, pybullet_data:NAME or simbench:NAME) or a scene .toml")
+    # nargs="?": "--q a=1 TARGET" gives --q the target too; run_cli takes it back (see _target)
+    parser.add_argument("target", nargs="?", help="a URDF (path, pybullet_data:NAME or simbench:NAME) or a "
+                                                  "scene .toml; before or after --q")
     add_window_arguments(parser, direct_help="headless: write --out and exit")
-    parser.add_argument("--q", nargs="+", default=[], metavar="NAME=VALUE",
-                        help="joint values (rad or m): slider start values, or the headless picture's pose")
+    parser.add_argument("--q", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
+                        help="joint values (rad or m) within the joints' limits: slider start values, or "
+                             "the headless picture's pose; one or more, --q repeatable (--q a=1 b=2 and "
+                             "--q a=1 --q b=2 are the same); an item without '=' after them is the target")
     parser.add_argument("--out", metavar="PNG", help="headless picture (default view.png)")
     parser.add_argument("--size", type=_size, default=(800, 600), metavar="WxH", help="picture size (800x600)")
     parser.add_argument("--duration", type=float, metavar="S", help="close the window after S seconds")
@@ -207,12 +243,13 @@ def run_cli(args: argparse.Namespace) -> int:
     from .sim.camera import describe
     from .sim.recording import check_size
 
-    q = parse_q(args.q)
+    target, items = _target(args.target, args.q)
+    q = parse_q(items)
     out = None if args.out is None else writable_file(args.out, "--out picture")  # before any work
     size = check_size(args.size)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise SimbenchError(f"--duration {shown(args.duration)}: expected a positive number of seconds")
-    viewer = Viewer(args.target, gui=args.gui, q=q, render=args.render)
+    viewer = Viewer(target, gui=args.gui, q=q, render=args.render, strict=True)
     restore = stop_on_signals(None, sys.stderr, "simbench view")
     try:
         print(viewer.model.summary())
@@ -256,6 +293,19 @@ def run_cli(args: argparse.Namespace) -> int:
         restore()
 
 
+def _target(target: str | None, items: Sequence[str]) -> tuple[str, list[str]]:
+    """The target and the ``--q`` items: ``--q a=1 TARGET`` leaves the target among the items
+    (argparse gives ``--q`` every word up to the next option); the last item, when it has no
+    '=', is the target then."""
+    items = list(items)
+    if target is None and items and "=" not in items[-1]:
+        target = items.pop()
+    if target is None:
+        raise SimbenchError("the following arguments are required: target (a URDF or a scene .toml; "
+                            "see simbench view --help)")
+    return target, items
+
+
 def _moved(old: Sequence[Distance], new: Sequence[Distance]) -> bool:
     return len(old) != len(new) or any(abs(a.distance - b.distance) >= CHANGE_M for a, b in zip(old, new))
 
@@ -266,4 +316,4 @@ def _rgb(distance: float) -> tuple[float, float, float]:
     return clearance_rgb(distance)
 
 
-__all__ = ["Viewer", "slider_limits", "parse_q", "scene_of", "Distance", "run_cli", "add_arguments"]
+__all__ = ["Viewer", "slider_limits", "within_limits", "parse_q", "scene_of", "Distance", "run_cli", "add_arguments"]

@@ -1,0 +1,103 @@
+"""``simbench view``'s joint values as a user types them: ``--q`` before or after the target,
+repeated or with several items; values outside a joint's limits refused in one line naming the
+closest valid value (they were clamped silently); unknown joint names with a suggestion.
+
+Oracles: the command's exit status, its ``q:`` line and its one-line errors; the limits are
+the URDFs' (kuka_iiwa: joint 2 within +-2.094 rad; r2d2: gripper_extension within [-0.38, 0] m,
+the wheels continuous).
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KUKA = "pybullet_data:kuka_iiwa/model.urdf"
+R2D2 = "pybullet_data:r2d2.urdf"
+
+
+def view(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("DISPLAY", None)
+    return subprocess.run([sys.executable, "-m", "simbench", "view", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def q_line(stdout: str) -> dict[str, float]:
+    line = next(line for line in stdout.splitlines() if line.startswith("q: "))
+    return {name: float(value) for name, value in (item.split("=") for item in line[3:].split())}
+
+
+@pytest.mark.parametrize("args", [
+    ["--q", "lbr_iiwa_joint_2=0.5", KUKA, "--direct"],                              # the walkthrough's
+    ["--q", "lbr_iiwa_joint_2=0.5", "lbr_iiwa_joint_4=1", KUKA, "--direct"],
+    ["--direct", "--q", "lbr_iiwa_joint_2=0.5", "--q", "lbr_iiwa_joint_4=1", KUKA],  # repeated
+    [KUKA, "--q", "lbr_iiwa_joint_2=0.5", "lbr_iiwa_joint_4=1", "--direct"],         # as before
+    [KUKA, "--direct", "--q=lbr_iiwa_joint_2=0.5", "--q", "lbr_iiwa_joint_4=1"],
+])
+def test_q_before_or_after_the_target(tmp_path, args):
+    proc = view(tmp_path, *args, "--out", "v.png")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    q = q_line(proc.stdout)
+    asked = {a.split("=")[-2].lstrip("-"): float(a.split("=")[-1]) for a in args if a.count("=") >= 1}
+    compared = 0
+    for name in q:
+        assert q[name] == pytest.approx(asked.get(name, 0.0), abs=1e-4), (name, args)
+        compared += 1
+    assert compared == 7 and len(asked) in (1, 2)
+    assert (tmp_path / "v.png").stat().st_size > 1000
+
+
+def test_q_help_says_how_to_give_several_values(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "simbench", "view", "--help"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    text = " ".join(proc.stdout.split())
+    assert proc.returncode == 0 and "--q a=1 b=2 and --q a=1 --q b=2 are the same" in text
+    assert "before or after --q" in text
+
+
+BAD = [  # arguments, the one line expected on stderr
+    ([KUKA, "--q", "lbr_iiwa_joint_2=4"],
+     "simbench view: error: --q lbr_iiwa_joint_2=4: outside the joint's limits [-2.094, 2.094] rad; "
+     "closest valid value 2.094"),
+    (["--q", "lbr_iiwa_joint_4=1", "lbr_iiwa_joint_2=-2.5", KUKA],
+     "simbench view: error: --q lbr_iiwa_joint_2=-2.5: outside the joint's limits [-2.094, 2.094] rad; "
+     "closest valid value -2.094"),
+    ([R2D2, "--q", "gripper_extension=0.3"],
+     "simbench view: error: --q gripper_extension=0.3: outside the joint's limits [-0.38, 0] m; "
+     "closest valid value 0"),
+    (["--q", "lbr_iiwa_joint_2=1"],
+     "simbench view: error: the following arguments are required: target (a URDF or a scene .toml; "
+     "see simbench view --help)"),
+]
+
+
+def test_bad_q_is_refused_in_one_line(tmp_path):
+    compared = 0
+    for args, expected in BAD:
+        proc = view(tmp_path, "--direct", *args, "--out", "v.png")
+        assert proc.returncode == 2, (args, proc.stderr[-2000:])
+        assert proc.stderr.strip().splitlines() == [expected], args
+        assert not (tmp_path / "v.png").exists()   # nothing written
+        compared += 1
+    assert compared == len(BAD) == 4
+
+
+def test_unknown_joint_gets_a_suggestion(tmp_path):
+    proc = view(tmp_path, "--direct", KUKA, "--q", "lbr_iiwa_jiont_2=1", "--out", "v.png")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
+    assert proc.stderr.startswith("simbench view: error: unknown joint 'lbr_iiwa_jiont_2' in body 'robot'; "
+                                  "did you mean 'lbr_iiwa_joint_2'")
+
+
+def test_continuous_joint_takes_any_angle_wrapped(tmp_path):
+    """A continuous joint has no limits: 10 rad is the pose of 10 - 4 pi = -2.5664 rad."""
+    proc = view(tmp_path, "--direct", R2D2, "--q", "right_front_wheel_joint=10", "gripper_extension=-0.2",
+                "--out", "v.png")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    q = q_line(proc.stdout)
+    assert q["right_front_wheel_joint"] == pytest.approx(-2.5664, abs=1e-4)
+    assert q["gripper_extension"] == pytest.approx(-0.2, abs=1e-4)
