@@ -98,3 +98,44 @@ def test_add_and_remove_body_on_both_servers_vs_direct_pybullet():
             assert p.getNumBodies(physicsClientId=client) == n_main
         with pytest.raises(SimbenchError, match="'box' was removed"):
             det.compute_distances()
+
+
+def test_stack_labels_moves_overlapping_boxes_below_the_ones_placed():
+    from simbench.sim.overlay import stack_labels
+
+    boxes = [(10, 10, 60, 22), (12, 12, 62, 24), (30, 11, 80, 23), (200, 10, 250, 22)]
+    out = stack_labels(boxes, 14)
+    assert out[0] == boxes[0] and out[3] == boxes[3]          # nothing in their way: where asked
+    assert out[1] == (12, 26, 62, 38) and out[2] == (30, 39, 80, 51)  # one and two steps down
+    compared = 0
+    for i, a in enumerate(out):
+        for b in out[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+            compared += 1
+    assert compared == 6
+
+
+def test_labels_of_segments_with_one_midpoint_are_stacked_in_pictures():
+    """Three segments with the same midpoint (in the demo they all start at link 7): each
+    distance label is drawn, in its own colour, in rows that do not overlap."""
+    from simbench.sim.camera import matrices, project
+    from simbench.sim.overlay import Segment, annotate, clearance_rgb
+
+    camera = {"target": (0.0, 0.0, 0.5), "distance": 2.0, "yaw": 0.0, "pitch": 0.0}
+    w, h = 640, 480
+    view, proj = matrices(camera, (w, h))
+    segs = [Segment((0, 0, 0.3), (0, 0, 0.7), d) for d in (0.5, 0.15, -0.1)]  # green, yellow, red
+    img = annotate(np.zeros((h, w, 3), np.uint8), view=view, proj=proj, segments=segs).astype(int)
+    (u, _), _ = project(np.array([0.0, 0.0, 0.5]), view, proj, (w, h))
+    r, g = img[..., 0], img[..., 1]
+    masks = [(g > 150) & (r < 100), (r > 150) & (g > 150), (r > 150) & (g < 100)]  # green, yellow, red
+    rows = []
+    for seg, mask in zip(segs, masks):
+        assert clearance_rgb(seg.distance) == {0: (0, 1, 0), 1: (1, 1, 0), 2: (1, 0, 0)}[len(rows)]
+        mask[:, :int(u) + 8] = False                          # the labels, right of the line
+        ys = np.nonzero(mask)[0]
+        assert len(ys) > 30, seg.text
+        rows.append((ys.min(), ys.max()))
+    rows.sort()
+    assert all(a[1] < b[0] for a, b in zip(rows, rows[1:])), rows
+    assert len(rows) == 3

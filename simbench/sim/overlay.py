@@ -73,6 +73,23 @@ def _font(size: int) -> Any:
         return ImageFont.load_default()
 
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels, row 0 at the top
+
+
+def stack_labels(boxes: Sequence[Box], step: float, placed: list[Box] | None = None) -> list[Box]:
+    """The label ``boxes`` in order, each moved down by ``step`` pixels until it overlaps none
+    placed before it (also those already in ``placed``, which receives the new ones): labels of
+    segments with close midpoints (in the demo they all start at link 7) are stacked, readable."""
+    placed = [] if placed is None else placed
+    out = []
+    for x0, y0, x1, y1 in boxes:
+        while any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed):
+            y0, y1 = y0 + step, y1 + step
+        placed.append((x0, y0, x1, y1))
+        out.append((x0, y0, x1, y1))
+    return out
+
+
 def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Sequence[float] | None = None,
              segments: Sequence[Segment] = (), time: float | None = None,
              lines: Sequence[str | tuple[str, Sequence[float]]] = (), far: float = FAR) -> np.ndarray:
@@ -94,10 +111,10 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
         ends = np.array([[s.a, s.b] for s in segments], dtype=float)
         px, front = project(ends, view, proj, (w, h))
         width = max(2, h // 160)
-        placed: list[tuple[float, float, float, float]] = []
-        for seg, uv, ok in zip(segments, px, front):
-            if not ok.all() or not np.all(np.abs(uv) < 4 * max(w, h)):
-                continue
+        shown = [(seg, uv) for seg, uv, ok in zip(segments, px, front)
+                 if ok.all() and np.all(np.abs(uv) < 4 * max(w, h))]
+        boxes = []
+        for seg, uv in shown:  # every line first, so that no line crosses a label
             color = _rgb255(clearance_rgb(seg.distance, far))
             draw.line([tuple(uv[0]), tuple(uv[1])], fill=color, width=width)
             for end in uv:
@@ -105,11 +122,10 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
                 draw.ellipse([end[0] - r, end[1] - r, end[0] + r, end[1] + r], fill=color)
             mid = uv.mean(axis=0)
             x0, y0 = float(mid[0] + 4), float(mid[1] - size - 2)
-            x1, y1 = draw.textbbox((x0, y0), seg.text, font=font)[2:]
-            while any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed):
-                y0, y1 = y0 + size + 2, y1 + size + 2  # below the labels already placed
-            placed.append((x0, y0, x1, y1))
-            draw.text((x0, y0), seg.text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
+            boxes.append((x0, y0, *draw.textbbox((x0, y0), seg.text, font=font)[2:]))
+        for (seg, _), box in zip(shown, stack_labels(boxes, size + 2)):  # below the labels already placed
+            color = _rgb255(clearance_rgb(seg.distance, far))
+            draw.text(box[:2], seg.text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
     texts: list[tuple[str, tuple[int, int, int]]] = []
     if time is not None:
         texts.append((f"t = {time:.3f} s", (255, 255, 255)))
@@ -136,4 +152,4 @@ def _warn_no_pillow() -> None:
                     "(pip install 'simbench[video]'); images are left unannotated")
 
 
-__all__ = ["Segment", "annotate", "clearance_rgb", "FAR"]
+__all__ = ["Segment", "annotate", "clearance_rgb", "stack_labels", "FAR"]
