@@ -224,8 +224,8 @@ def choose_gui_held(gui: bool | None) -> tuple[bool, socket.socket | None]:
         return True, status.connection
     if status.display or gui:
         log.warning("%s; running headless (DIRECT) instead of the GUI", status.reason)
-    else:  # no display and no GUI asked for: the expected case on a server, said only with -v
-        log.debug("%s; running headless (DIRECT)", status.reason)
+    else:  # no display and no GUI asked for: information (on stderr by default, not with -q)
+        log.info("%s; running headless (DIRECT)", status.reason)
     return False, None
 
 
