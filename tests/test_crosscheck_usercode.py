@@ -124,7 +124,7 @@ def test_faulty_user_function_through_the_cli(user_dir, case, spec, verdict, wor
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 2, lines  # the robot's line and the summary
     assert lines[0].startswith(f"{verdict:<9s} {KUKA}") and all(w in lines[0] for w in words), lines[0]
-    assert lines[1].startswith(f"1 robots: 0 PASS, 0 EXPLAINED, {int(verdict == 'FAIL')} FAIL, "
+    assert lines[1].startswith(f"1 robot: 0 PASS, 0 EXPLAINED, {int(verdict == 'FAIL')} FAIL, "
                                f"{int(verdict == 'ERROR')} ERROR, 0 SKIPPED")
     data = json.loads((user_dir / "r.json").read_text())
     robot = data["robots"][0]
