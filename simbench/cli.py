@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import logging
 import math
@@ -30,17 +31,45 @@ _DELEGATED = {
     "demo": ("simbench.demo", "the bundled KUKA-among-cubes scene: move the arm, print distances"),
     "view": ("simbench.view", "look at a URDF or scene: joint sliders, live named-link distances"),
 }
+#: how close an unknown option must be to one of the command's to be suggested (difflib's ratio:
+#: --sample / --samples 0.94; --n / --margin 0.55 is not suggested)
+OPTION_CUTOFF = 0.75
 #: subcommands that load URDF files, and so take --package and --xacro-arg
 _LOADS_URDF = ("info", "check", "run", "view")
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (``simbench CMD: error: ...``, exit status 2)."""
+    """argparse with usage errors on one line (``simbench CMD: error: ...``, exit status 2), no
+    abbreviated options (``sweep --n 5`` was taken for ``--no-pinocchio``), and an unknown
+    option answered with the command's closest ones."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.split(" ", 1)[1] if " " in self.prog else None
         print(log.line(command, f"{message} (see {self.prog} --help)", logging.ERROR), file=sys.stderr)
         sys.exit(2)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:   # said by the command's own parser, which knows its options
+            chosen = self._chosen_command(ns)
+            options = [o for o in {**self._option_string_actions, **chosen._option_string_actions}
+                       if o.startswith("--")]
+            near = [c for x in extras if x.startswith("--")
+                    for c in difflib.get_close_matches(x.split("=")[0], options, 1, OPTION_CUTOFF)]
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return ns
+
+    def _chosen_command(self, ns: argparse.Namespace) -> argparse.ArgumentParser:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and getattr(ns, action.dest, None):
+                return action.choices[getattr(ns, action.dest)]
+        return self
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -159,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _sigterm_interrupts() -> Iterator[list[int]]:
     """SIGTERM raises ``KeyboardInterrupt`` as Ctrl-C does, so that a command stops its workers
     and writes its reports; the list it yields is non-empty after SIGTERM (exit status 143).
+    SIGINT ignored by inheritance is restored to Ctrl-C's ``KeyboardInterrupt``.
     ``run``, ``demo`` and ``view`` install their own handlers while they run."""
     got: list[int] = []
     if threading.current_thread() is not threading.main_thread():
@@ -170,10 +200,17 @@ def _sigterm_interrupts() -> Iterator[list[int]]:
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, handler)
+    # started with `&` from a script, the command inherits SIGINT ignored (POSIX): it stops on
+    # SIGINT all the same, as `run`, `demo` and `view` do, writing what it has
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield got
     finally:
         signal.signal(signal.SIGTERM, old)
+        if old_int == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, old_int)
 
 
 #: numeric options checked before a command runs: command -> (option, test, what is expected).

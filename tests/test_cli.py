@@ -61,3 +61,29 @@ def test_demo_headless_prints_distances_and_writes_a_png(tmp_path):
     assert 1.1 < d0[0] < 1.4 and abs(d0[1] - d0[2]) < 1e-3 and abs(d0[1] - d0[3]) < 1e-3
     png = tmp_path / "demo.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_sigint_stops_a_command_started_with_sigint_ignored(tmp_path):
+    """A script's `simbench sweep ... &` starts with SIGINT ignored (POSIX, inherited through exec);
+    `kill -INT` stops it all the same, as `run`, `demo` and `view` stop: exit status 130, one line,
+    the chunks so far kept and no worker left."""
+    import signal
+    import time
+
+    out = tmp_path / "sw"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "simbench", "sweep", "dynamics", "pybullet_data:kuka_iiwa/model.urdf",
+         "--samples", "20000000", "--chunk-size", "20000", "--workers", "1", "--out", str(out), "--quiet"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.monotonic() + 240
+    while not list(out.glob("chunk-*.parquet")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert list(out.glob("chunk-*.parquet")), "no chunk written"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "simbench sweep: interrupted", err
+    assert (out / "_manifest.json").exists()
+    left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
+    assert left == [], left
