@@ -1,15 +1,19 @@
-"""Exceptions raised by simbench. Every message names the bad value and what was expected."""
+"""Exceptions raised by simbench, and the argument checks that raise them. Every message names
+the bad value and what was expected."""
 from __future__ import annotations
 
 import difflib
 import math
 import reprlib
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
-           "reason"]
+           "reason", "real_array", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
 
@@ -165,6 +169,43 @@ def real_array(value: Any) -> Any:
         raise TypeError("complex values; expected real numbers" if kind == "c" else
                         "text, not numbers; convert it with float() first")
     return raw.astype(float, copy=False)
+
+
+def is_count(value: Any) -> bool:
+    """True for an integer >= 0 (numpy's too), False for anything else (bools included)."""
+    import numpy as np
+
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
+
+
+def nearest_hint(value: Any, whole: bool) -> str:
+    """`` (did you mean X?)`` for a bad count (``whole``) or non-negative number with a close
+    valid one: a number in a string, a fraction for a count, a negative number (0); else ``""``."""
+    import numpy as np
+
+    x = value
+    if isinstance(value, str):
+        try:
+            x = float(value)
+        except ValueError:
+            return ""
+    if not isinstance(x, (int, float, np.integer, np.floating)) or not math.isfinite(x):
+        return ""
+    best = max(0, round(x)) if whole else max(0.0, float(x))
+    return f" (did you mean {best!r}?)"
+
+
+def as_rng(rng: Any, what: str = "rng") -> np.random.Generator:
+    """A numpy Generator from ``rng``: a Generator (used as is), an integer seed >= 0, or None
+    (fresh entropy); one line naming anything else."""
+    import numpy as np
+
+    if rng is None or isinstance(rng, np.random.Generator):
+        return np.random.default_rng(rng)
+    if is_count(rng):
+        return np.random.default_rng(int(rng))
+    raise SimbenchError(f"{what} = {shown(rng)}; expected a numpy Generator (np.random.default_rng(...)), an "
+                        f"integer seed >= 0 or None{nearest_hint(rng, whole=True)}")
 
 
 class MissingExtraError(SimbenchError, ImportError):

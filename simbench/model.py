@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, SimbenchError, lookup, real_array, reason, shown
+from .errors import ShapeError, SimbenchError, as_rng, is_count, lookup, nearest_hint, real_array, reason, shown
 from .issues import ModelIssue
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class RobotModel:
         from [-1, 1] m; quaternions uniformly on the unit sphere (Shoemake's method).
         """
         rng = as_rng(rng, "rng")
-        if n is not None and not _whole(n):
+        if n is not None and not is_count(n):
             raise SimbenchError(f"n = {shown(n)}; expected a number of samples, an integer >= 0, or None for one "
                                 f"configuration{nearest_hint(n, whole=True)}")
         sp = self._space()
@@ -537,37 +537,6 @@ def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
         q_labels=tuple(q_labels), v_labels=tuple(v_labels), q_joint=_frozen(q_joint, int),
         lower=_frozen(lower), upper=_frozen(upper), scalar=_frozen(scalar, bool),
         angular=_frozen(angular, bool), quat_start=tuple(quats), quat_w=_frozen(quat_w, bool))
-
-
-def _whole(value: Any) -> bool:
-    """True for an integer >= 0 (numpy's too), False for anything else (bools included)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
-
-
-def nearest_hint(value: Any, whole: bool) -> str:
-    """`` (did you mean X?)`` for a bad count (``whole``) or non-negative number with a close
-    valid one: a number in a string, a fraction for a count, a negative number (0); else ``""``."""
-    x = value
-    if isinstance(value, str):
-        try:
-            x = float(value)
-        except ValueError:
-            return ""
-    if not isinstance(x, (int, float, np.integer, np.floating)) or not math.isfinite(x):
-        return ""
-    best = max(0, round(x)) if whole else max(0.0, float(x))
-    return f" (did you mean {best!r}?)"
-
-
-def as_rng(rng: Any, what: str = "rng") -> np.random.Generator:
-    """A numpy Generator from ``rng``: a Generator (used as is), an integer seed >= 0, or None
-    (fresh entropy); one line naming anything else."""
-    if rng is None or isinstance(rng, np.random.Generator):
-        return np.random.default_rng(rng)
-    if _whole(rng):
-        return np.random.default_rng(int(rng))
-    raise SimbenchError(f"{what} = {shown(rng)}; expected a numpy Generator (np.random.default_rng(...)), an "
-                        f"integer seed >= 0 or None{nearest_hint(rng, whole=True)}")
 
 
 def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:

@@ -8,7 +8,6 @@ a dropped simulation is freed at once) and at interpreter exit.
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import time
 import weakref
@@ -22,10 +21,10 @@ from .._quiet import import_pybullet
 from ..bullet.collision_detector import CollisionDetector
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
 from ..bullet.servers import ServerPair
-from ..errors import ShapeError, SimbenchError, finite_number, lookup, shown
-from ..model import as_rng, nearest_hint
+from ..errors import ShapeError, SimbenchError, as_rng, finite_number, lookup, shown
 from ..imaging import write_png
 from . import camera as cam
+from .arguments import camera_target, closest_results, duration, step_count
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
 from .overlay import Segment
 from .poses import base_link_pose, set_base_pose
@@ -65,35 +64,6 @@ def _release(recordings: list[Recording], pair: ServerPair, gone: list[str]) -> 
                 pass
     finally:
         pair.close()
-
-
-def _closest_results(results: Any) -> list[Any]:
-    """``results`` of :meth:`Simulation.draw_closest_points` as a list of closest-point records
-    (``point_a``, ``point_b``, ``distance``), or one line naming what came instead."""
-    try:
-        items = list(results)
-    except TypeError:
-        items = [results]
-    for r in items:
-        if not all(hasattr(r, key) for key in ("point_a", "point_b", "distance")):
-            raise SimbenchError(f"draw_closest_points: got {shown(r)}; expected the list that "
-                                "detector.closest_points(q) returns for one configuration")
-    return items
-
-
-def _step_count(n: Any) -> int:
-    """``n`` of :meth:`Simulation.step` as an int >= 0, or one line naming it."""
-    if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0:
-        return int(n)
-    raise SimbenchError(f"sim.step: n = {shown(n)}; expected a whole number of steps >= 0{nearest_hint(n, whole=True)}")
-
-
-def _seconds(value: Any, call: str, name: str) -> float:
-    """A time argument (``name`` of ``call``) as a finite float >= 0, or one line naming it."""
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
-        return float(value)
-    raise SimbenchError(f"{call}: {name} = {shown(value)}; expected a finite number of seconds >= 0"
-                        f"{nearest_hint(value, whole=False)}")
 
 
 class Simulation:
@@ -289,7 +259,7 @@ class Simulation:
         as lines coloured by clearance with distance labels (pushed at most ``overlay_hz`` times
         per second), and drawn into recorded frames and screenshots. A later call with the same
         ``key`` replaces them; an empty list removes them."""
-        segments = [s for s in (Segment.from_result(r) for r in _closest_results(results)) if s is not None]
+        segments = [s for s in (Segment.from_result(r) for r in closest_results(results)) if s is not None]
         self._overlays[key] = segments
         if self.window is not None:
             self.window.show(key, segments)
@@ -337,7 +307,7 @@ class Simulation:
         ``stepSimulation``, run the step callbacks, write due recording frames, update the
         window and, with ``real_time``, sleep to keep pace with the wall clock. Raises
         :class:`SimulationDone` when the run is over."""
-        for _ in range(_step_count(n)):
+        for _ in range(step_count(n)):
             reason = self._done_reason()
             if reason is not None:
                 raise SimulationDone(reason)
@@ -358,13 +328,13 @@ class Simulation:
 
     def advance(self, seconds: float) -> float:
         """Step for ``seconds`` (>= 0) of simulated time (rounded to whole steps); returns ``t``."""
-        return self.step(round(_seconds(seconds, "sim.advance", "seconds") / self.dt))
+        return self.step(round(duration(seconds, "sim.advance", "seconds") / self.dt))
 
     def run_until(self, t: float, callback: Callable[["Simulation"], None] | None = None) -> float:
         """Step until simulated time ``t`` (rounded to whole steps) or until the run is over,
         whichever comes first, without raising :class:`SimulationDone`; ``callback(sim)`` is a
         step callback meanwhile (see :meth:`add_step_callback`). Returns ``t``."""
-        n = round(_seconds(t, "sim.run_until", "t") / self.dt)
+        n = round(duration(t, "sim.run_until", "t") / self.dt)
         if callback is not None:
             self.add_step_callback(callback)
         try:
@@ -444,14 +414,7 @@ class Simulation:
                    pitch: float | None = None) -> None:
         """Orbit camera used for headless frames and, in the GUI, for the window's view."""
         if target is not None:
-            try:
-                t = np.asarray(target, dtype=float)
-            except (TypeError, ValueError, OverflowError):
-                raise ShapeError(f"camera target = {shown(target)}; expected (3,) finite metres, "
-                                 "a point [x, y, z]") from None
-            if t.shape != (3,) or not np.all(np.isfinite(t)):
-                raise ShapeError(f"camera target has shape {t.shape}; expected (3,) finite metres")
-            self.camera["target"] = tuple(t.tolist())
+            self.camera["target"] = camera_target(target)
         given = {key: finite_number(val, f"camera {key}", error=ShapeError)
                  for key, val in (("distance", distance), ("yaw", yaw), ("pitch", pitch)) if val is not None}
         if not given.get("distance", 1.0) > 0:
