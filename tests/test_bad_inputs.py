@@ -301,6 +301,7 @@ CASES = [
     C("collision-q-too-long", api("det.compute_distances([0, 0])"), {}, "q has shape (2,)", "expected (1,) or (N, 1)"),
     C("collision-q-nan", api("det.compute_distances([np.nan])"), {}, "non-finite value nan", "(joint 'j')"),
     C("collision-q-strings", api("det.compute_distances(['x'])"), {}, "['x']", "must be numbers"),
+    C("collision-q-text", api("det.compute_distances(['0.5'])"), {}, "q must be numbers, got ['0.5']", "(text, not numbers"),
     C("collision-q-huge-int", api("det.compute_distances([10**400])"), {}, "[1000000000", "must be numbers"),
     C("collision-max-distance-huge-int", api("det.compute_distances([0.0], max_distance=10**400)"), {}, "max_distance = 1000000000", "expected a number"),
     C("collision-batch-columns", api("det.compute_distances(np.zeros((3, 2)))"), {}, "q has shape (3, 2)", "expected (1,) or (N, 1)"),
@@ -315,7 +316,7 @@ CASES = [
     # ---- huge values outside the dynamics (API only): cut around "..." to one short line
     C("collision-q-huge-list", api("det.compute_distances(['x'] * 10_000)"), {}, "q must be numbers, got ['x', 'x',", "...]"),
     C("id-q-huge-strings", api("dyn.inverse_dynamics(model, ['x' * 10_000], [0.0], [0.0])"), {}, "q must be numbers, got ['xxx", "(text, not numbers; convert it with float() first)"),
-    C("collision-q-huge-strings", api("det.compute_distances(['x' * 10_000])"), {}, "q must be numbers, got ['xxx", "(could not convert string to float: 'x"),
+    C("collision-q-huge-strings", api("det.compute_distances(['x' * 10_000])"), {}, "q must be numbers, got ['xxx", "(text, not numbers; convert it with float() first)"),
     C("collision-workers-huge-int", api("det.compute_distances(np.zeros((3, 1)), workers=-10**400)"), {}, "workers = -1000", "expected an integer >= 1"),
     C("collision-padding-huge-int", api("CollisionDetector(det.loaded, [('robot', 'other')], padding=10**400)"), {}, "padding of robot/a is 1000", "expected metres"),
     C("collision-pair-huge-list", api("CollisionDetector(det.loaded, [['robot'] * 10_000])"), {}, "got ['robot', 'robot',", "a collision pair must be two objects"),

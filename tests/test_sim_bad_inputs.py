@@ -136,7 +136,8 @@ def test_a_closed_simulation_refuses_in_one_line_and_writes_nothing(tmp_path):
 def test_a_detector_of_a_closed_simulation_does_not_answer_for_the_next_one(tmp_path):
     """PyBullet reuses a closed client's id: the old detector used to answer from the next
     simulation's servers (its cube where the first simulation had it). Now it refuses; so do a
-    detector of a closed ServerPair and those of a garbage-collected simulation (3 cases)."""
+    detector of a closed ServerPair whose ids a new pair took, and those of a garbage-collected
+    simulation (3 cases)."""
     setup = """
         sim = simbench.Simulation(gui=False); q = sim.robot.q
         det = sim.detector([(('robot', 'lbr_iiwa_link_7'), 'cube1')]); det.compute_distances(q); sim.close()
@@ -145,6 +146,7 @@ def test_a_detector_of_a_closed_simulation_does_not_answer_for_the_next_one(tmp_
         pdet = pair.detector([(('robot', 'lbr_iiwa_link_7'), 'cube1')]); pair.close()
         gdet = simbench.Simulation(gui=False).detector([('robot', 'cube1')])
         grob = simbench.Simulation(gui=False).robot
+        keep = simbench.connect('simbench:kuka_cubes.toml', gui=False)   # takes the closed pair's ids
     """
     cases = [("det.compute_distances(q)", "SimbenchError", ("the simulation was closed (sim.close())",)),
              ("pdet.compute_distances(q)", "SimbenchError",

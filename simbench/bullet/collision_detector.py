@@ -1,14 +1,11 @@
 """The collision detector: distances between named objects, for robot configurations ``q``.
 
-Adam Heins, "shortest distances with PyBullet": a second, DIRECT server holds the same scene
-and answers "how far is link X from object Y in configuration q" without touching the
-simulation that is running. Compared with his pyb_utils: joints set in one
-``resetJointStatesMultiDof`` call per robot (fixed joints never touched), several robots per
-detector, whole bodies or single links, results with names and witness points, padding,
-disabled pairs and collision filters (``getClosestPoints`` ignores PyBullet's, so we apply
-them to the pair list), batches ``(N, dof)`` spread over worker processes, thread safety, and
-one world: a detector built on a ``ServerPair`` syncs with the main server before each query
-(:mod:`simbench.bullet.sync`).
+Adam Heins, "shortest distances with PyBullet": a second, DIRECT server holds the same scene and
+answers "how far is link X from object Y in configuration q" without touching the running
+simulation. Beyond his pyb_utils: one ``resetJointStatesMultiDof`` call per robot, several
+robots, whole bodies or single links, named results with witness points, padding, disabled
+pairs and collision filters (applied to the pair list: ``getClosestPoints`` ignores them),
+batches over worker processes, thread safety, and one world (:mod:`simbench.bullet.sync`).
 """
 from __future__ import annotations
 
@@ -19,15 +16,16 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from ..errors import ShapeError, SimbenchError, UnknownNameError, reason, shown
+from ..errors import ShapeError, SimbenchError, real_array, reason, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
-from .collision_setup import by_joint_name, check_distance, plan, source
+from .collision_setup import check_distance, plan, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
-from .collision_world import FloatingBases, facts
+from .collision_world import FloatingBases, facts, is_server_pair
 from .records import JointState
 from .scene import LoadedBody
+from .servers import PAIR_CLOSED
 from .sync import WorldSync, client_state
 
 
@@ -93,10 +91,10 @@ class CollisionDetector:
         self.loaded, self._sync = loaded, sync
         self.client = loaded.client
         #: why the owning Simulation cannot be used any more (set by ``sim.detector``; empty while open)
-        self._gone: Sequence[str] = ()
+        self._gone: Sequence[str] = getattr(scene, "gone", ()) if is_server_pair(scene) else ()
         self._state = client_state(self.client)
         self._lock = self._state.lock
-        pl = plan(loaded, robot, pairs, padding, disabled)
+        self._plan = pl = plan(loaded, robot, pairs, padding, disabled)
         self.robots: tuple[str, ...] = pl.robots
         self.robot_bodies: tuple[LoadedBody, ...] = pl.robot_bodies
         #: joint order of ``q`` (with several robots: ``"body/joint"``, robots in the given order)
@@ -149,9 +147,9 @@ class CollisionDetector:
     def _check_connected(self) -> None:
         """One clear line when the queried server is gone: called after a PyBullet error, and
         before a query once the owning Simulation is closed (a working query pays one truth test)."""
-        if self._gone:
+        if self._gone and self._gone[0] != PAIR_CLOSED:
             raise SimbenchError(f"the simulation was {self._gone[0]}; distances need an open Simulation") from None
-        if not p.isConnected(physicsClientId=self.client):
+        if self._gone or not p.isConnected(physicsClientId=self.client):
             why = "its ServerPair was closed (pair.close())" if self._sync is not None else \
                 f"PyBullet client {self.client} was disconnected"
             raise SimbenchError(f"the collision server of this detector is gone: {why}; distances need "
@@ -197,9 +195,9 @@ class CollisionDetector:
         if q is None:
             return self.current_configuration()
         if isinstance(q, Mapping):
-            q = self._from_mapping(q, name)
+            q = self._plan.from_mapping(q, name, self.current_configuration)
         try:
-            arr = np.asarray(q, dtype=float)
+            arr = real_array(q)     # not text, which numpy would read as numbers
         except (TypeError, ValueError, OverflowError) as exc:
             raise ShapeError(f"{name} must be numbers, got {shown(q)} ({reason(exc)})") from None
         full = bases and self.nq != self.dof and arr.ndim > 0 and arr.shape[-1] == self.nq
@@ -216,32 +214,6 @@ class CollisionDetector:
             raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
                              f"{tuple(int(i) for i in bad)} ({what})")
         return arr
-
-    def _from_mapping(self, q: Mapping, name: str) -> np.ndarray:
-        if q and all(k in self.robots for k in q):  # body name -> that robot's q
-            parts, batch = [], ()
-            for rb, (_, idx, start, stop) in zip(self.robot_bodies, self._poses):
-                if rb.name in q:
-                    sub = q[rb.name]
-                    if isinstance(sub, Mapping):
-                        sub = by_joint_name(sub, rb.movable_names, f"{name}[{rb.name!r}]", rb.name)
-                    sub = np.asarray(sub, dtype=float)
-                    if sub.ndim == 0 or sub.shape[-1] != stop - start:
-                        raise ShapeError(f"{name}[{rb.name!r}] has shape {sub.shape}; expected (..., {stop - start}) "
-                                         f"with joints in order {list(rb.movable_names)}")
-                    batch = np.broadcast_shapes(batch, sub.shape[:-1])
-                    parts.append(sub)
-                else:
-                    parts.append(None)
-            current = self.check_q(None) if any(x is None for x in parts) else None
-            full = [np.broadcast_to(x if x is not None else current[s:e], batch + (e - s,))
-                    for x, (_, _, s, e) in zip(parts, self._poses)]
-            return np.concatenate(full, axis=-1) if full else np.zeros(batch + (0,))
-        unknown = [k for k in q if k not in self.robots and k not in self.joint_names]
-        if unknown:   # neither form: a robot's name (its q) or a joint's name (its value)
-            raise UnknownNameError("robot or movable joint", unknown[0], [*self.robots, *self.joint_names],
-                                   f"the keys of {name}")
-        return by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
 
     def set_configuration(self, q: Any) -> None:
         """Put the robots of the collision server in configuration ``q`` (one call per robot)."""

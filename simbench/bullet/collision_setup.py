@@ -4,14 +4,15 @@ indices, disabled pairs and PyBullet's collision filters applied, padding per li
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pybullet as p
 
-from ..errors import SceneError, ShapeError, SimbenchError, UnknownNameError, finite_number, shown
+from ..errors import (SceneError, ShapeError, SimbenchError, UnknownNameError, finite_number, real_array, reason,
+                      shown)
 from .collision_filters import FilterRule
 from .collision_kernels import WholeBody
 from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
@@ -37,6 +38,38 @@ class Plan:
     @property
     def dof(self) -> int:
         return len(self.joint_names)
+
+    def from_mapping(self, q: Mapping, name: str, current: Callable[[], np.ndarray]) -> np.ndarray:
+        """A ``q`` given as a mapping as one array in :attr:`joint_names` order: robot name ->
+        that robot's q (an array or a mapping by joint name; a robot left out keeps ``current()``),
+        or joint name -> value."""
+        if q and all(k in self.robots for k in q):  # body name -> that robot's q
+            parts, batch = [], ()
+            for rb, (_, idx, start, stop) in zip(self.robot_bodies, self.poses):
+                if rb.name in q:
+                    sub = q[rb.name]
+                    if isinstance(sub, Mapping):
+                        sub = by_joint_name(sub, rb.movable_names, f"{name}[{rb.name!r}]", rb.name)
+                    try:
+                        sub = real_array(sub)
+                    except (TypeError, ValueError, OverflowError) as exc:
+                        raise ShapeError(f"{name}[{rb.name!r}] must be numbers, got {shown(sub)} ({reason(exc)})") from None
+                    if sub.ndim == 0 or sub.shape[-1] != stop - start:
+                        raise ShapeError(f"{name}[{rb.name!r}] has shape {sub.shape}; expected (..., {stop - start}) "
+                                         f"with joints in order {list(rb.movable_names)}")
+                    batch = np.broadcast_shapes(batch, sub.shape[:-1])
+                    parts.append(sub)
+                else:
+                    parts.append(None)
+            now = current() if any(x is None for x in parts) else None
+            full = [np.broadcast_to(x if x is not None else now[s:e], batch + (e - s,))
+                    for x, (_, _, s, e) in zip(parts, self.poses)]
+            return np.concatenate(full, axis=-1) if full else np.zeros(batch + (0,))
+        unknown = [k for k in q if k not in self.robots and k not in self.joint_names]
+        if unknown:   # neither form: a robot's name (its q) or a joint's name (its value)
+            raise UnknownNameError("robot or movable joint", unknown[0], [*self.robots, *self.joint_names],
+                                   f"the keys of {name}")
+        return by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
 
 
 def plan(loaded: LoadedScene, robot: str | Sequence[str] | None, pairs: Iterable[Any], padding: Any,

@@ -69,8 +69,13 @@ def close_client(client: int) -> None:
         _gui_client = None
 
 
-def _close_clients(clients: list[int]) -> None:
+#: what a closed :class:`ServerPair` puts in its ``gone`` list
+PAIR_CLOSED = "closed (pair.close())"
+
+
+def _close_clients(clients: list[int], gone: list[str]) -> None:
     """Finalizer of a :class:`ServerPair`: must not refer to the pair itself."""
+    gone.append(PAIR_CLOSED)
     for client in clients:
         close_client(client)
 
@@ -86,7 +91,10 @@ class ServerPair:
         # lifetime: the clients are released when the pair is closed, garbage-collected or the
         # interpreter exits, whichever comes first (the finalizer holds the ids, not the pair)
         self._clients = [client]
-        self._finalizer = weakref.finalize(self, _close_clients, self._clients)
+        #: non-empty once closed, shared with its detectors: PyBullet gives a closed server's id
+        #: to the next server it opens, so a detector of a closed pair would query another world
+        self.gone: list[str] = []
+        self._finalizer = weakref.finalize(self, _close_clients, self._clients, self.gone)
         try:
             self.main: LoadedScene = self.scene.load(client)
             self._clients.append(p.connect(p.DIRECT))
