@@ -394,7 +394,7 @@ CASES = [
     C("check-corpus-unknown", cli("check", "--corpus", "pybulet_data"), {}, "'pybulet_data'", "choose from 'pybullet_data'"),
     C("view-scene-q-unknown-joint", cli("view", "--direct", "two.toml", "--q", "jj=1", "--out", "v.png"), {}, "'jj'", "did you mean 'j'?"),
     C("view-scene-joint-unknown", cli("view", "--direct", "scene.toml", "--out", "v.png"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
-    C("run-scene-joint-unknown", cli(*SCENE[0]), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
+    C("run-scene-joint-unknown", cli(*SCENE[0], "--direct"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
     # ---- user functions: check judges them (ERROR or FAIL, exit status 1, reports written)
     C("check-function-raises", dyncheck("userdyn:raises"), {}, "raised RuntimeError: boom", "(at userdyn.py:", status=1),
     C("check-function-wrong-shape", dyncheck("userdyn:shape"), {}, "returned shape (3,)", "expected 1 torques", status=1),

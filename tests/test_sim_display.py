@@ -236,31 +236,29 @@ def test_window_labels_do_not_overlap_and_show_in_front(display, tmp_path):
 
 HIDDEN = textwrap.dedent("""
     import sys, time
-    import pybullet as p
     from PIL import ImageGrab
-    from simbench.bullet.scene import load_scene
+    from simbench.bullet.servers import ServerPair
     from simbench.sim.camera import framing, scene_points
-    from simbench.sim.window import Window, hide
+    from simbench.sim.window import Window
 
-    c = p.connect(p.GUI)
-    hide(c)
-    p.configureDebugVisualizer(p.COV_ENABLE_GUI, 0, physicsClientId=c)
     t = time.perf_counter()
-    bodies = load_scene("simbench:kuka_cubes.toml").load(c).bodies
+    pair = ServerPair("simbench:kuka_cubes.toml", gui=True, hidden=True)   # as a Simulation opens it
     print(f"loaded in {time.perf_counter() - t:.2f} s", flush=True)
     time.sleep(1.0)
     ImageGrab.grab(xdisplay=sys.argv[1]).save("hidden.png")
-    Window(c).set_camera(framing(scene_points(c, bodies.values()), yaw=225))
+    c = pair.main.client
+    Window(c).set_camera(framing(scene_points(c, pair.bodies.values()), yaw=225))
     time.sleep(1.5)
     ImageGrab.grab(xdisplay=sys.argv[1]).save("shown.png")
-    p.disconnect(c)
+    pair.close()
 """)
 
 
 @pytest.mark.gui
 def test_hidden_window_draws_no_body_until_its_camera_is_set(display, tmp_path):
-    """window.hide right after connecting (what servers.py needs to call so that the default
-    camera is never seen): the bodies load undrawn, the first set_camera shows them framed."""
+    """A Simulation's window (ServerPair(hidden=True)) draws nothing while the bodies load, so
+    PyBullet's default camera (a small robot growing as its meshes load) is never seen; the
+    window's first set_camera shows them framed."""
     proc = test_gui.run_gui([sys.executable, "-c", HIDDEN, display], display, cwd=tmp_path, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
     orange = []

@@ -116,7 +116,7 @@ class Simulation:
         #: its robot handles and detectors so that they refuse in one line (empty while open)
         self._gone: list[str] = []
         self.window: Window | None = None
-        self.pair: ServerPair = ServerPair(scene, gui)
+        self.pair: ServerPair = ServerPair(scene, gui, hidden=True)   # the window shows it, framed
         self._finalizer = weakref.finalize(self, _release, self._recordings, self.pair, self._gone)
         try:
             p.setTimeStep(dt, physicsClientId=self.client)

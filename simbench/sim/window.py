@@ -60,14 +60,6 @@ def check_render(render: str) -> str:
     return render
 
 
-def hide(client: int) -> None:
-    """Stop GUI client ``client`` from drawing until a :class:`Window` on it sets its camera:
-    called right after connecting, the window shows nothing (black under Xvfb) instead of
-    PyBullet's default camera while the bodies load, and they load faster (measured under
-    Xvfb, the KUKA-among-cubes scene: 0.21 s instead of 1.63 s)."""
-    p.configureDebugVisualizer(p.COV_ENABLE_RENDERING, 0, physicsClientId=client)
-
-
 class Window:
     """The GUI side of a :class:`~simbench.sim.Simulation` on PyBullet client ``client``."""
 
@@ -82,7 +74,7 @@ class Window:
         self._view: tuple = ()  # the camera the labels were placed for (rounded)
         self._time_item, self._time_text = -1, ""
         self._t = 0.0
-        self._shown = False  # rendering turned on (after a hide()) at the first set_camera
+        self._shown = False  # rendering turned on at the first set_camera (ServerPair(hidden=True))
         self._last_overlay = self._last_text = -math.inf
         self._last_redraw = time.perf_counter()
         p.configureDebugVisualizer(p.COV_ENABLE_SHADOWS, int(bool(shadows)), physicsClientId=client)
@@ -99,7 +91,8 @@ class Window:
                 "target": tuple(float(v) for v in cam[11])}
 
     def set_camera(self, camera: Mapping[str, Any]) -> None:
-        """Point the window's camera; the first call also turns rendering on (see :func:`hide`)."""
+        """Point the window's camera; the first call also turns rendering on (off while a
+        :class:`~simbench.bullet.servers.ServerPair` made with ``hidden=True`` loads the bodies)."""
         p.resetDebugVisualizerCamera(float(camera["distance"]), float(camera["yaw"]), float(camera["pitch"]),
                                      list(camera["target"]), physicsClientId=self.client)
         if not self._shown:
@@ -233,4 +226,4 @@ def _rounded(cam: Mapping[str, Any]) -> tuple:
                            *(100 * np.asarray(cam["target"]))]).astype(int).tolist())
 
 
-__all__ = ["Window", "hide", "label_spots", "RENDER_MODES", "check_render", "REDRAW_HZ", "OVERLAY_HZ", "TEXT_HZ"]
+__all__ = ["Window", "label_spots", "RENDER_MODES", "check_render", "REDRAW_HZ", "OVERLAY_HZ", "TEXT_HZ"]
