@@ -106,6 +106,32 @@ def framing(points: Any, *, fov: float = FOV, aspect: float = 4 / 3, yaw: float 
             "pitch": float(pitch)}
 
 
+#: the yaws (degrees) tried in turn until the robot is in sight (:func:`frame_bodies`)
+YAWS = (225.0, 135.0, 315.0, 45.0)
+
+
+def frame_bodies(client: int, bodies: Iterable[int], robot: int | None, *, yaw: float | None, pitch: float,
+                 fov: float = FOV, aspect: float = 4 / 3, reach: bool = True) -> dict[str, Any]:
+    """An orbit camera framing ``bodies`` (:func:`scene_points`, :func:`framing`): at ``yaw``, or
+    without it at the first of :data:`YAWS` from which body ``robot`` is in sight (a ray from the
+    eye to its centre hits it first; the first yaw when none is)."""
+    points = scene_points(client, bodies, reach=reach)
+    if points is None:
+        return {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": YAWS[0] if yaw is None else yaw, "pitch": pitch}
+    for candidate in YAWS if yaw is None else (yaw,):
+        camera = framing(points, fov=fov, aspect=aspect, yaw=candidate, pitch=pitch)
+        if yaw is not None or robot is None or in_sight(client, robot, camera):
+            return camera
+    return framing(points, fov=fov, aspect=aspect, yaw=YAWS[0], pitch=pitch)
+
+
+def in_sight(client: int, body: int, camera: Mapping[str, Any]) -> bool:
+    """Whether the centre of ``body``'s bounding box is visible from ``camera``'s eye."""
+    lo, hi = body_bounds(client, body)
+    hit = p.rayTest(eye(camera).tolist(), ((lo + hi) / 2).tolist(), physicsClientId=client)[0]
+    return hit[0] in (-1, body)
+
+
 def eye(camera: Mapping[str, Any]) -> np.ndarray:
     """World position (3,) of an orbit camera's eye: ``distance`` behind the target."""
     axes = _axes(float(camera["yaw"]), float(camera["pitch"]))
@@ -151,5 +177,5 @@ def fov_of(proj: Sequence[float]) -> tuple[float, float]:
     return math.degrees(2 * math.atan(1 / P[1, 1])), float(P[1, 1] / P[0, 0])
 
 
-__all__ = ["scene_points", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "describe",
+__all__ = ["scene_points", "frame_bodies", "in_sight", "YAWS", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "describe",
            "FOV", "HUGE"]

@@ -374,41 +374,24 @@ class Simulation:
         :func:`~simbench.sim.camera.scene_points`), set as ``sim.camera`` (and the window's
         view) when ``apply``; returns it. ``reach=False`` frames the bodies as they are now
         instead of the space their joints can sweep. Without ``yaw``, the first of 225, 135, 315 and 45
-        degrees from which the robot is in sight (a ray from the camera to its centre hits the
-        robot first) is used."""
+        degrees from which the robot is in sight (:func:`~simbench.sim.camera.frame_bodies`)."""
         yaw = None if yaw is None else finite_number(yaw, "camera yaw", " of degrees", ShapeError)
         pitch = finite_number(pitch, "camera pitch", " of degrees", ShapeError)
         fov, aspect = cam.FOV, 4 / 3
         if self.window is not None:
             window = self.window.camera()
             fov, aspect = cam.fov_of(window["proj"])[0], window["size"][0] / window["size"][1]
-        points = cam.scene_points(self.client, self.bodies.values(), reach=reach)
-        camera = {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": 225.0 if yaw is None else yaw, "pitch": pitch}
-        if points is not None:
-            for candidate in ((225.0, 135.0, 315.0, 45.0) if yaw is None else (yaw,)):
-                camera = cam.framing(points, fov=fov, aspect=aspect, yaw=candidate, pitch=pitch)
-                if yaw is not None or self._in_sight(camera):
-                    break
-            else:
-                camera = cam.framing(points, fov=fov, aspect=aspect, yaw=225.0, pitch=pitch)
+        try:
+            robot: int | None = self.bodies[self.pair.main.robot_name]
+        except SceneError:   # no robot in the scene: any side will do
+            robot = None
+        camera = cam.frame_bodies(self.client, self.bodies.values(), robot, yaw=yaw, pitch=pitch, fov=fov,
+                                  aspect=aspect, reach=reach)
         if apply:
             self.camera = camera
             if self.window is not None:
                 self.window.set_camera(camera)
         return camera
-
-    def _in_sight(self, camera: Mapping[str, Any]) -> bool:
-        """Whether the robot's centre is visible from ``camera``'s eye (no other body between)."""
-        try:
-            name = self.pair.main.robot_name
-        except SceneError:
-            return True
-        bid = self.bodies[name]
-        lo, hi = cam.body_bounds(self.client, bid)
-        centre = (lo + hi) / 2
-        eye = cam.eye(camera)
-        hit = p.rayTest(eye.tolist(), centre.tolist(), physicsClientId=self.client)[0]
-        return hit[0] in (-1, bid)
 
     def set_camera(self, target: Any = None, distance: float | None = None, yaw: float | None = None,
                    pitch: float | None = None) -> None:
