@@ -89,6 +89,8 @@ def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
     """Three 1-D sequences (lists, tuples, arrays of another dtype) of numbers as float64 arrays,
     for the fast path; (None, None, None) when they are anything else (mappings, nested lists,
     text, complex numbers), which the general path then checks and explains."""
+    if fast3(a, b, c) == 1:
+        return a, b, c
     if a.__class__ in _SEQUENCES and b.__class__ in _SEQUENCES and c.__class__ in _SEQUENCES:
         try:
             x, y, z = np.asarray(a), np.asarray(b), np.asarray(c)
@@ -122,9 +124,10 @@ def fast_wrenches(d: KernelModel, q: Any, qd: Any, x: Any,
     as (1, n) float64 arrays, the wrenches (1, nb, 6) over the link tree) when q, qd, x are 1-D
     sequences of numbers (:func:`as_float3`) and ``f_ext`` is a dict of link names to 6 numbers
     each; None for anything else, which the general path checks and explains (lengths and
-    finiteness are checked by the entry and by the caller's test of the result). Measured on
-    the iiwa, one wrench: 9-19 us a call (runs minutes apart) instead of the general path's
-    104 us."""
+    finiteness, of the result too, are checked by the entry). Measured on the iiwa, one wrench:
+    a call of ``inverse_dynamics`` 5.9 us (2.8 us of it here; the plain call 2.0 us in the same
+    run), 10.9 us before the result's finiteness moved into the entry and float64 arrays were
+    taken as they are; the general path 104 us."""
     if f_ext.__class__ is not dict or not f_ext:
         return None
     q1, qd1, x1 = as_float3(q, qd, x)
@@ -156,7 +159,7 @@ def wrenched_call(model: RobotModel, d: KernelModel, rows: Any, q: Any, qd: Any,
         return None
     out = np.empty((1, d.nv))
     g = d.gravity if gravity is None else gravity_vector(model, gravity)
-    if rows(d.links.packed, *args[:3], *g, args[3], True, out) == OK and np.isfinite(out).all():
+    if rows(d.links.packed, *args[:3], *g, args[3], True, out) == OK:   # OK: finite too
         return out[0]
     return None
 

@@ -196,6 +196,8 @@ def id_rows(P, Q, QD, QDD, gx, gy, gz, FEXT, has_fext, out):
         for r in range(Q.shape[0]):
             rnea_row(P, Q[r], QD[r], QDD[r], 1.0, gx, gy, gz, FEXT[r if FEXT.shape[0] > 1 else 0],
                      has_fext, out[r])
+        if not finite_rows(out):   # a non-finite wrench, or overflowing torques: the caller explains
+            st = NOT_FINITE
     return st
 
 
@@ -288,4 +290,6 @@ def fd_rows(P, Q, QD, TAU, gx, gy, gz, FEXT, has_fext, out):
         for r in range(Q.shape[0]):
             fd_row(P, Q[r], QD[r], TAU[r], gx, gy, gz, FEXT[r if FEXT.shape[0] > 1 else 0],
                    has_fext, out[r])
+        if not finite_rows(out):   # a non-finite wrench, a singular M, an overflow: the caller explains
+            st = NOT_FINITE
     return st
