@@ -225,9 +225,10 @@ def wrench_lanes(k, p, b0, nb, FEXT, Wk, Wp):
     """Body k's world rotation Rw_k = Rw_p R_k for the BS lanes of a block (W_RW), and its external
     wrench (FEXT (1 or N, nbody, 6), world frame) subtracted from its force in its own frame. A
     body whose wrench is zero in every lane of the block is skipped; one wrench shared by the
-    batch is read once, outside the lanes' loop (measured in one process against reading each
-    lane's wrench for every body: the iiwa with a wrench on its last link, 0.75x for a batch of
-    wrenches, 0.73x for a shared one; a1 with three, 0.95x and 0.77x)."""
+    batch is read once, outside the lanes' loop (measured in one process, two runs, against
+    reading each lane's wrench for every body, one thread: 0.75-0.89x for a batch of wrenches,
+    0.73-0.78x for a shared one on the iiwa and the Panda with a wrench on the last link; a1 with
+    three, 0.85-0.95x and 0.77-0.80x)."""
     okr, ow, opw, of = at(k, W_R), at(k, W_RW), at(p, W_RW), at(k, W_F)
     for i in range(BS):
         b = U(i)
