@@ -65,8 +65,8 @@ def test_demo_headless_prints_distances_and_writes_a_png(tmp_path):
 
 def test_sigint_stops_a_command_started_with_sigint_ignored(tmp_path):
     """A script's `simbench sweep ... &` starts with SIGINT ignored (POSIX, inherited through exec);
-    `kill -INT` stops it all the same, as `run`, `demo` and `view` stop: exit status 130, one line,
-    the chunks so far kept and no worker left."""
+    `kill -INT` stops it all the same, as `run`, `demo` and `view` stop: exit status 130, a line
+    saying how many chunks the folder holds, the chunks so far kept and no worker left."""
     import signal
     import time
 
@@ -83,7 +83,10 @@ def test_sigint_stops_a_command_started_with_sigint_ignored(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "simbench sweep: interrupted", err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "simbench sweep: interrupted", err
+    kept = len(list(out.glob("chunk-*.parquet")))     # the files the folder holds: what resuming skips
+    assert f"holds {kept:,} chunk{'' if kept == 1 else 's'} of 1,000; the same command resumes" in lines[-2], err
     assert (out / "_manifest.json").exists()
     left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
     assert left == [], left

@@ -153,6 +153,9 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         status = "complete"
     except KeyboardInterrupt:
         status = "interrupted"
+        done = len(folder.chunks) - len(folder.todo) + folder.written
+        logger.warning("%s holds %s of %s; the same command resumes the rest", folder.dir, _count(done, "chunk"),
+                       f"{len(folder.chunks):,}")
         raise
     finally:
         if bar is not None:
