@@ -231,6 +231,11 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     scene.write_text(scene.read_text().replace("position = [1, 1, 0.5]", "position = [1, 1, 0.6]"))
     with pytest.raises(SimbenchError, match=r"files.scene.sha256 is '[0-9a-f]{64}' there"):
         sweep("collision", scene, out=out, **kw)
+    with pytest.raises(SimbenchError, match="holds another sweep") as exc:   # every difference named
+        sweep("collision", scene, out=out, **{**kw, "seed": 1, "chunk_size": 50})
+    said = str(exc.value)   # and the scene changed above: three differences
+    assert "seed is 0 there, 1 in this run" in said and "chunk_size is 10000 there, 50 in this run" in said
+    assert said.count(" there, ") == 3 and "files.scene.sha256" in said, said
     assert len(cases) == 5
 
 

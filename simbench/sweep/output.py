@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,23 +62,24 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def first_difference(old: Any, new: Any, path: str = "") -> str | None:
-    """The key path where two JSON-like values first differ, or None."""
+def differences(old: Any, new: Any, path: str = "") -> Iterator[str]:
+    """The key paths where two JSON-like values differ, in order."""
     if isinstance(old, dict) and isinstance(new, dict):
         for k in list(old) + [k for k in new if k not in old]:
             if k not in old or k not in new:
-                return f"{path}.{k}".lstrip(".")
-            sub = first_difference(old[k], new[k], f"{path}.{k}")
-            if sub is not None:
-                return sub
-        return None
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+                yield f"{path}.{k}".lstrip(".")
+            else:
+                yield from differences(old[k], new[k], f"{path}.{k}")
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for i, (a, b) in enumerate(zip(old, new)):
-            sub = first_difference(a, b, f"{path}[{i}]")
-            if sub is not None:
-                return sub
-        return None
-    return None if old == new else path.lstrip(".")
+            yield from differences(a, b, f"{path}[{i}]")
+    elif old != new:
+        yield path.lstrip(".")
+
+
+def first_difference(old: Any, new: Any, path: str = "") -> str | None:
+    """The key path where two JSON-like values first differ, or None."""
+    return next(differences(old, new, path), None)
 
 
 def _lookup(data: Any, path: str) -> Any:
@@ -159,10 +161,11 @@ class SweepFolder:
         except (ValueError, OSError) as exc:
             raise SimbenchError(f"sweep manifest {shown_path(str(path))} cannot be read ({exc}); expected a folder made by "
                                 "simbench sweep (delete the folder to start again)") from None
-        where = first_difference(manifest["job"], job)
-        if where is not None:
-            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} holds another sweep: {where} is "
-                                f"{_lookup(manifest['job'], where)!r} there, {_lookup(job, where)!r} in this run; "
+        differ = list(differences(manifest["job"], job))
+        if differ:
+            said = "; ".join(f"{where} is {_lookup(manifest['job'], where)!r} there, {_lookup(job, where)!r} in "
+                             "this run" for where in differ[:3]) + ("; ..." if len(differ) > 3 else "")
+            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} holds another sweep: {said}; "
                                 "use another --out, or the same parameters to resume")
         return manifest
 
@@ -269,4 +272,4 @@ def read(out: str | os.PathLike) -> dict[str, Any]:
 
 
 __all__ = ["SweepFolder", "SweepError", "require_pyarrow", "chunk_name", "read", "read_manifest", "MANIFEST",
-           "first_difference", "totals"]
+           "first_difference", "differences", "totals"]
