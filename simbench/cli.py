@@ -11,6 +11,7 @@ import difflib
 import importlib
 import logging
 import math
+import re
 import signal
 import sys
 import threading
@@ -49,6 +50,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.split(" ", 1)[1] if " " in self.prog else None
+        bad = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if bad:   # argparse lists the choices; the closest one is said too
+            near = difflib.get_close_matches(bad.group(1), re.findall(r"'([^']*)'", bad.group(2)), 1, 0.6)
+            message += f"; did you mean {near[0]!r}?" if near else ""
         print(log.line(command, f"{message} (see {self.prog} --help)", logging.ERROR), file=sys.stderr)
         sys.exit(2)
 

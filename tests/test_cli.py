@@ -31,11 +31,20 @@ def test_info_kuka_tree_and_mass(capsys):
 @pytest.mark.parametrize("args, message", [
     (["info", "no/such/robot.urdf"], "simbench info: error: URDF file not found: 'no/such/robot.urdf'"),
     (["info", "pybullet_data:kuka.urdf"], "simbench info: error: URDF file not found: 'pybullet_data:kuka.urdf'"),
+    # misspelled options, choices and commands get the closest valid one (no abbreviations)
+    (["sweep", "dynamics", "x.urdf", "--sample", "100", "--out", "o"],
+     "simbench sweep: error: unrecognized arguments: --sample 100; did you mean --samples?"),
+    (["sweep", "dynamics", "x.urdf", "--n", "100"], "simbench sweep: error: unrecognized arguments: --n 100 (see"),
+    (["demo", "--render", "contiuous"], "simbench demo: error: argument --render: invalid choice: 'contiuous' "
+                                        "(choose from 'continuous', 'sync'); did you mean 'continuous'?"),
+    (["chek", "x.urdf"], "simbench: error: argument COMMAND: invalid choice: 'chek'"),
 ])
 def test_user_errors_exit_2_with_one_line_and_no_traceback(args, message):
     proc = run(*args)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == message or proc.stderr.strip().startswith(message)
+    assert proc.stderr.strip() == message or proc.stderr.strip().startswith(message), proc.stderr
+    if args[0] == "chek":
+        assert "did you mean 'check'?" in proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "pybullet build time" not in proc.stdout + proc.stderr
 
