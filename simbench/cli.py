@@ -59,16 +59,24 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
-        ns, extras = self.parse_known_args(args, namespace)
+        words = list(sys.argv[1:] if args is None else args)
+        for word in words:   # before the command: only the global options (else argparse says
+            if not word.startswith("-"):   # "COMMAND required" about `simbench --verbos`)
+                break
+            if word.startswith("--") and word.split("=")[0] not in self._option_string_actions:
+                self.error(f"unrecognized arguments: {word}{self._closest_options([word], self)}")
+        ns, extras = self.parse_known_args(words, namespace)
         if extras:   # said by the command's own parser, which knows its options
             chosen = self._chosen_command(ns)
-            options = [o for o in {**self._option_string_actions, **chosen._option_string_actions}
-                       if o.startswith("--")]
-            near = [c for x in extras if x.startswith("--")
-                    for c in difflib.get_close_matches(x.split("=")[0], options, 1, OPTION_CUTOFF)]
-            hint = f"; did you mean {', '.join(near)}?" if near else ""
-            chosen.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}{self._closest_options(extras, chosen)}")
         return ns
+
+    def _closest_options(self, words: Sequence[str], chosen: argparse.ArgumentParser) -> str:
+        """``"; did you mean --samples?"`` for the unknown options among ``words``, or ``""``."""
+        options = [o for o in {**self._option_string_actions, **chosen._option_string_actions} if o.startswith("--")]
+        near = [c for x in words if x.startswith("--")
+                for c in difflib.get_close_matches(x.split("=")[0], options, 1, OPTION_CUTOFF)]
+        return f"; did you mean {', '.join(near)}?" if near else ""
 
     def _chosen_command(self, ns: argparse.Namespace) -> argparse.ArgumentParser:
         for action in self._actions:
@@ -218,12 +226,13 @@ def _sigterm_interrupts() -> Iterator[list[int]]:
             signal.signal(signal.SIGINT, old_int)
 
 
-#: numeric options checked before a command runs: command -> (option, test, what is expected).
-#: ``check`` and ``view`` check their own; these commands' modules do not.
-_NUMBER_CHECKS: dict[str, tuple[tuple[str, Callable[[Any], bool], str], ...]] = {
-    "demo": (("--steps", lambda v: v >= 1, "a positive integer"),
-             ("--hold", lambda v: math.isfinite(v) and v >= 0, "a number of seconds >= 0")),
-    "run": (("--seed", lambda v: v >= 0, "an integer >= 0"),),
+#: numeric options checked before a command runs: command -> (option, test, what is expected,
+#: the closest valid value). ``check`` and ``view`` check their own; these commands' modules do not.
+_NUMBER_CHECKS: dict[str, tuple[tuple[str, Callable[[Any], bool], str, Callable[[Any], Any]], ...]] = {
+    "demo": (("--steps", lambda v: v >= 1, "a positive integer", lambda v: 1),
+             ("--hold", lambda v: math.isfinite(v) and v >= 0, "a number of seconds >= 0",
+              lambda v: 0 if v < 0 else None)),
+    "run": (("--seed", lambda v: v >= 0, "an integer >= 0", lambda v: 0),),
 }
 
 
@@ -233,10 +242,12 @@ def check_numbers(args: argparse.Namespace) -> None:
     ``--steps 0: expected a positive integer``. Options left unset (None) are skipped."""
     from .errors import shown
 
-    for option, ok, expected in _NUMBER_CHECKS.get(getattr(args, "command", None) or "", ()):
+    for option, ok, expected, nearest in _NUMBER_CHECKS.get(getattr(args, "command", None) or "", ()):
         value = getattr(args, option.lstrip("-").replace("-", "_"), None)
         if value is not None and not ok(value):
-            raise SimbenchError(f"{option} {shown(value)}: expected {expected}")
+            near = nearest(value)
+            hint = "" if near is None else f" (closest valid: {option} {near})"
+            raise SimbenchError(f"{option} {shown(value)}: expected {expected}{hint}")
 
 
 def _run(args: argparse.Namespace) -> int:

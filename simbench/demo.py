@@ -106,7 +106,7 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(
 
     out = writable_dir(out, "--out folder")  # before any work
     sim = Simulation(None, gui=gui, real_time=gui is not False, render=render)
-    restore = stop_on_signals(sim.request_stop, sys.stderr, "simbench demo")
+    restore = stop_on_signals(sim.request_stop, sys.stderr, "simbench demo", lambda: sim.recordings)
     try:
         sim.real_time = sim.gui
         mode = "GUI" if sim.gui else "DIRECT (headless)"

@@ -303,13 +303,14 @@ def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2
 def _install_stop_handlers(sim: Any, stream: IO[str]):
     """SIGINT / SIGTERM: stop the simulation and raise ``KeyboardInterrupt`` / :class:`Terminated`
     in the main thread at once (a script between steps stops too). Returns the restorer."""
-    return stop_on_signals(sim.request_stop, stream, "simbench run")
+    return stop_on_signals(sim.request_stop, stream, "simbench run", lambda: sim.recordings)
 
 
-def stop_on_signals(request_stop: Any, stream: IO[str] | None, prefix: str):
+def stop_on_signals(request_stop: Any, stream: IO[str] | None, prefix: str, recordings: Any = None):
     """Install the SIGINT / SIGTERM handlers of ``simbench run``, ``demo`` and ``view``:
-    ``request_stop(reason)`` (may be None), one line on ``stream``, then raise. Returns a
-    function that restores the previous handlers (a no-op outside the main thread)."""
+    ``request_stop(reason)`` (may be None), one line on ``stream`` (naming the recordings being
+    finished, ``recordings()``, when there are any), then raise. Returns a function that restores
+    the previous handlers (a no-op outside the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
@@ -318,8 +319,10 @@ def stop_on_signals(request_stop: Any, stream: IO[str] | None, prefix: str):
         if request_stop is not None:
             request_stop(reason)
         if stream is not None:
-            print(f"\n{prefix}: {signal.Signals(signum).name}: stopping (finishing the recording, "
-                  "closing the servers)", file=stream, flush=True)
+            n = len(recordings()) if recordings is not None else 0
+            finishing = f"finishing {'the recording' if n == 1 else f'{n} recordings'}, " if n else ""
+            print(f"\n{prefix}: {signal.Signals(signum).name}: stopping ({finishing}closing the servers)",
+                  file=stream, flush=True)
         _ignore_signals()  # the clean-up that follows must not be cut short
         if signum == signal.SIGINT:
             raise KeyboardInterrupt

@@ -38,6 +38,8 @@ def test_info_kuka_tree_and_mass(capsys):
     (["demo", "--render", "contiuous"], "simbench demo: error: argument --render: invalid choice: 'contiuous' "
                                         "(choose from 'continuous', 'sync'); did you mean 'continuous'?"),
     (["chek", "x.urdf"], "simbench: error: argument COMMAND: invalid choice: 'chek'"),
+    (["--verbos"], "simbench: error: unrecognized arguments: --verbos; did you mean --verbose?"),
+    (["--verbos", "info", "x.urdf"], "simbench: error: unrecognized arguments: --verbos; did you mean --verbose?"),
 ])
 def test_user_errors_exit_2_with_one_line_and_no_traceback(args, message):
     proc = run(*args)
