@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._quiet import import_pybullet
-from .errors import SimbenchError, shown
+from .errors import SimbenchError, UnknownNameError, shown
 
 p = import_pybullet()
 
@@ -132,8 +132,9 @@ class Viewer:
             self.model = self.robot.model
             self.limits = slider_limits(self.model)
             start = dict(zip(self.robot.joint_names, self.robot.initial_q.tolist()))
-            for name in q or {}:
-                self.robot.joint_index(name)  # unknown names: one clear line with close matches
+            unknown = [name for name in q or {} if name not in self.robot.joint_names]
+            if unknown:   # one clear line with close matches, naming the file rather than our body name
+                raise UnknownNameError("movable joint", unknown[0], self.robot.joint_names, f"--q of {target}")
             start.update(within_limits(q, self.model) if strict and q else (q or {}))
             self.start = {n: float(np.clip(start[n], *self.limits[n])) for n in self.robot.joint_names}
             self.groups = self._pairs()

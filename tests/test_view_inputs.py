@@ -89,7 +89,8 @@ def test_bad_q_is_refused_in_one_line(tmp_path):
 def test_unknown_joint_gets_a_suggestion(tmp_path):
     proc = view(tmp_path, "--direct", KUKA, "--q", "lbr_iiwa_jiont_2=1", "--out", "v.png")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
-    assert proc.stderr.startswith("simbench view: error: unknown joint 'lbr_iiwa_jiont_2' in body 'robot'; "
+    assert proc.stderr.startswith("simbench view: error: unknown movable joint 'lbr_iiwa_jiont_2' in --q of "
+                                  f"{KUKA}; "
                                   "did you mean 'lbr_iiwa_joint_2'")
 
 
