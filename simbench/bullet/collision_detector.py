@@ -90,7 +90,7 @@ class CollisionDetector:
                                 "write CollisionDetector(client, pairs, bodies=bodies)")
         self.loaded, self._sync = loaded, sync
         self.client = loaded.client
-        #: why the owning Simulation cannot be used any more (set by ``sim.detector``; empty while open)
+        #: the ServerPair's closed flag, shared with its Simulation (empty while open)
         self._gone: Sequence[str] = getattr(scene, "gone", ()) if is_server_pair(scene) else ()
         self._state = client_state(self.client)
         self._lock = self._state.lock

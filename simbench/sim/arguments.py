@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, SimbenchError, nearest_hint, shown
+from ..errors import ShapeError, SimbenchError, is_count, nearest_hint, shown
 
 
 def closest_results(results: Any) -> list[Any]:
@@ -27,7 +27,7 @@ def closest_results(results: Any) -> list[Any]:
 
 def step_count(n: Any) -> int:
     """``n`` of :meth:`Simulation.step` as an int >= 0, or one line naming it."""
-    if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0:
+    if is_count(n):
         return int(n)
     raise SimbenchError(f"sim.step: n = {shown(n)}; expected a whole number of steps >= 0{nearest_hint(n, whole=True)}")
 

@@ -112,11 +112,12 @@ class Simulation:
         self._overlays: dict[str, list[Segment]] = {}
         self._wall0: float | None = None
         self._closed = False
-        #: why the simulation cannot be used any more ("closed (sim.close())" ...), shared with
-        #: its robot handles and detectors so that they refuse in one line (empty while open)
-        self._gone: list[str] = []
         self.window: Window | None = None
         self.pair: ServerPair = ServerPair(scene, gui, hidden=True)   # the window shows it, framed
+        #: why the simulation cannot be used any more ("closed (sim.close())" ...): the pair's
+        #: flag, which its detectors and the robot handles read too, so that they refuse in one
+        #: line (empty while open)
+        self._gone: list[str] = self.pair.gone
         self._finalizer = weakref.finalize(self, _release, self._recordings, self.pair, self._gone)
         try:
             p.setTimeStep(dt, physicsClientId=self.client)
@@ -238,9 +239,7 @@ class Simulation:
         defaults to the scene's robot, none in a scene without movable joints). Once the
         simulation is closed its queries refuse in one line."""
         self._check_open()
-        det = self.pair.detector(pairs, **kwargs)
-        det._gone = self._gone  # the closed flag, checked before each query
-        return det
+        return self.pair.detector(pairs, **kwargs)
 
     def contacts(self, a: Any = None, b: Any = None) -> list[Contact]:
         """Contact points of the last step by name (see :mod:`simbench.sim.contacts`)."""
