@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, lookup, shown
+from ..errors import ShapeError, lookup, real_array, shown
 from ..model import RobotModel, as_joint_array
 from .kernels.entries import OK
 from .packing import KernelModel
@@ -79,8 +79,6 @@ def plain_batch(d: KernelModel, q: Any, qd: Any = None, x: Any = None) -> bool:
 
 
 _SEQUENCES = (list, tuple, ND)
-#: dtype kinds read as numbers: bool, signed and unsigned integers, floats (not text, objects, complex)
-_REAL = "biuf"
 #: the sequences that :func:`simbench.dynamics.inverse_dynamics` packs for its fast path
 LISTS = (list, tuple)
 
@@ -93,12 +91,11 @@ def as_float3(a: Any, b: Any, c: Any) -> tuple[Any, Any, Any]:
         return a, b, c
     if a.__class__ in _SEQUENCES and b.__class__ in _SEQUENCES and c.__class__ in _SEQUENCES:
         try:
-            x, y, z = np.asarray(a), np.asarray(b), np.asarray(c)
-        except (TypeError, ValueError, OverflowError):   # ragged: the general path explains
+            x, y, z = real_array(a), real_array(b), real_array(c)
+        except (TypeError, ValueError, OverflowError):   # text, ragged: the general path explains
             return None, None, None
-        if x.ndim == 1 and y.ndim == 1 and z.ndim == 1 and x.dtype.kind in _REAL and \
-                y.dtype.kind in _REAL and z.dtype.kind in _REAL:
-            return x.astype(F8, copy=False), y.astype(F8, copy=False), z.astype(F8, copy=False)
+        if x.ndim == 1 and y.ndim == 1 and z.ndim == 1:
+            return x, y, z
     return None, None, None
 
 
