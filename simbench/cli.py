@@ -32,8 +32,8 @@ _DELEGATED = {
     "demo": ("simbench.demo", "the bundled KUKA-among-cubes scene: move the arm, print distances"),
     "view": ("simbench.view", "look at a URDF or scene: joint sliders, live named-link distances"),
 }
-#: how close an unknown option must be to one of the command's to be suggested (difflib's ratio:
-#: --sample / --samples 0.94; --n / --margin 0.55 is not suggested)
+#: how close an unknown option or choice must be to a valid one to be suggested (difflib's ratio:
+#: --sample / --samples 0.94, chek / check 0.89; --n / --margin 0.55 is not suggested)
 OPTION_CUTOFF = 0.75
 #: subcommands that load URDF files, and so take --package and --xacro-arg
 _LOADS_URDF = ("info", "check", "run", "view")
@@ -52,7 +52,8 @@ class ArgumentParser(argparse.ArgumentParser):
         command = self.prog.split(" ", 1)[1] if " " in self.prog else None
         bad = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if bad:   # argparse lists the choices; the closest one is said too
-            near = difflib.get_close_matches(bad.group(1), re.findall(r"'([^']*)'", bad.group(2)), 1, 0.6)
+            near = difflib.get_close_matches(bad.group(1), re.findall(r"'([^']*)'", bad.group(2)), 1,
+                                              OPTION_CUTOFF)
             message += f"; did you mean {near[0]!r}?" if near else ""
         print(log.line(command, f"{message} (see {self.prog} --help)", logging.ERROR), file=sys.stderr)
         sys.exit(2)
