@@ -158,3 +158,35 @@ def test_bad_gravity_is_the_clear_error_on_both_paths(gravity, shown, path):
     for fn in (dyn.inverse_dynamics, dyn.forward_dynamics):
         with pytest.raises(ShapeError, match="gravity must be 3 finite numbers .*got " + shown):
             fn(IIWA, q, q, q, gravity=gravity)
+
+
+@pytest.mark.parametrize("base", [IIWA, A1], ids=["iiwa", "a1-floating"])
+def test_damping_and_friction_in_every_input_form_give_pinocchios_numbers(base, path):
+    """Viscous damping and Coulomb friction on one configuration and small batches, in every
+    input form, on both paths: ``tau = RNEA(q, q', q'') + D q' + f_c sign(q')`` and
+    ``q'' = ABA(q, q', tau - D q' - f_c sign(q'))`` with Pinocchio's ``rnea`` and ``aba``, D and
+    f_c the joints' values (the URDF's ``<dynamics damping friction>``; none for the floating
+    base). Some velocities are exactly zero (no friction there: sign(0) = 0)."""
+    n = len(base.joint_all_names)
+    model = base.replace(joint_damping=np.linspace(0.1, 0.7, n), joint_friction=np.linspace(0.05, 0.4, n))
+    mov = model.movable
+    D, Fc = np.zeros(model.nv), np.zeros(model.nv)
+    D[model.joint_v_start[mov]] = model.joint_damping[mov]
+    Fc[model.joint_v_start[mov]] = model.joint_friction[mov]
+    assert np.count_nonzero(D) == np.count_nonzero(Fc) == model.nv - (6 if model.floating_base else 0)
+    rng = np.random.default_rng(13)
+    Q, (QD, X) = model.random_configuration(rng, 3), rng.normal(size=(2, 3, model.nv))
+    QD[:, ::3] = 0.0
+    pin = PinocchioDynamics(model)
+    compared = 0
+    for name, (a, b, c, (fa, fb, fc)) in _forms(model, Q, QD, X).items():
+        for damping, friction in ((True, False), (False, True), (True, True)):
+            losses = (D * fb if damping else 0.0) + (Fc * np.sign(fb) if friction else 0.0)
+            tau = dyn.inverse_dynamics(model, a, b, c, damping=damping, friction=friction)
+            want = pin.inverse_dynamics(fa, fb, fc) + losses
+            assert tau.shape == np.shape(want) and rel_err(tau, want) < 1e-12, (name, damping, friction)
+            qdd = dyn.forward_dynamics(model, a, b, c, damping=damping, friction=friction)
+            want = pin.forward_dynamics(fa, fb, fc - losses)
+            assert qdd.shape == np.shape(want) and rel_err(qdd, want) < 1e-10, (name, damping, friction)
+            compared += 2
+    assert compared == 15 * 3 * 2

@@ -38,6 +38,17 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     mass matrix is singular (massless moving links).
     """
     d = model._cache.get(KEY) or kernel_model(model)
+    if f_ext is None and CALL is not None:   # one configuration in any common form, or a small
+        if damping or friction:               # batch: one C call (q'' = FD(q, q', tau - losses))
+            out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity,
+                       d.damping if damping else None, d.friction if friction else None, 2)
+        else:
+            out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity)
+        if out is not None:
+            if out.ndim == 2 or (d.nv and out[0] != out[0]):   # all-nan: singular M, overflow
+                _singular(model, out, q)
+            return out
+        return _general(model, d, q, qd, tau, gravity, f_ext, damping, friction)
     tau0 = tau
     if damping or friction:   # q'' = FD(q, q', tau - losses)
         tau = _less_losses(d, qd, tau, damping, friction)
@@ -46,12 +57,6 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     if f_ext is not None:
         out = wrenched_call(model, d, E.fd_rows_raw, q, qd, tau, gravity, f_ext)
         if out is not None:
-            return out
-    elif CALL is not None:   # one configuration in any common form, or a small batch: one C call
-        out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity)
-        if out is not None:
-            if out.ndim == 2 or (d.nv and out[0] != out[0]):   # all-nan: singular M, overflow
-                _singular(model, out, q)
             return out
     elif same_gravity(d, gravity):   # without the C extension (kernels/_call.c)
         nd = fast3(q, qd, tau)

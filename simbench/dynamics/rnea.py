@@ -46,8 +46,14 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         _skip_checks_deprecated()
     if f_ext is None:
         if CALL is not None:   # one configuration in any common form, or a small batch: one C call
-            out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity)
-        elif same_gravity(d, gravity):
+            if damping or friction:   # the losses D q' + f sign(q') added by the same call
+                out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity,
+                           d.damping if damping else None, d.friction if friction else None, 0)
+            else:
+                out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity)
+            return out if out is not None else \
+                _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
+        if same_gravity(d, gravity):
             out = _fast(d, q, qd, qdd)   # without the C extension (kernels/_call.c)
         else:
             out = None

@@ -1,7 +1,7 @@
 /* The single-call entry of the dynamics: one C call from Python into a compiled kernel.
  *
- *     call(address, P, rows, cols, x0[, x1, x2[, g]]) -> ndarray (rows, cols), or (rows,)
- *                                                        for cols = -1, or None
+ *     call(address, P, rows, cols, x0[, x1, x2[, g[, D, F, to]]]) -> ndarray (rows, cols),
+ *                                                  or (rows,) for cols = -1, or None
  *
  * or, for a small batch (every x a 2-D array with the same R <= MAX_ROWS rows), one kernel call
  * per row into an ndarray (R, rows[, cols]).
@@ -13,6 +13,13 @@
  * tuple of Python floats and ints. A float64 contiguous array is read in place; the other forms
  * are copied to float64 on the stack. ``g``: gravity (3 numbers in the same forms; ng = 0 when
  * it is None or not given: the model's). The kernel checks the lengths and finiteness.
+ *
+ * ``D``, ``F``: the joints' losses ``D x1 + F sign(x1)`` (viscous damping and Coulomb friction
+ * of the velocities x1; each None or a C-contiguous float64 array of x1's length), added to the
+ * output (``to`` = 0: inverse dynamics) or subtracted from x2 before the call (``to`` = 2:
+ * forward dynamics, ``q'' = FD(q, q', tau - losses)``). Measured on the iiwa: one inverse
+ * dynamics call with damping and friction 2.9 us when numpy added them after the call, against
+ * 0.86 us without them.
  *
  * None means "not taken here": another input form, a length over CAP, or a status other than
  * OK (bad length, nan or inf, overflow). The Python caller then takes its general path, which
@@ -96,6 +103,49 @@ static Py_ssize_t gather(PyObject *x, double *buf, double **ptr)
     return -1;
 }
 
+/* D and F (see the top) as pointers, NULL for None; -1 if either is another object or not n long */
+static int loss_arrays(PyObject *D, PyObject *F, Py_ssize_t n, const double **d, const double **f)
+{
+    PyObject *in[2] = {D, F};
+    const double **ptr[2] = {d, f};
+    for (int i = 0; i < 2; i++) {
+        *ptr[i] = NULL;
+        if (in[i] == Py_None)
+            continue;
+        PyArrayObject *a = (PyArrayObject *)in[i];
+        if (!PyArray_CheckExact(in[i]) || PyArray_TYPE(a) != NPY_DOUBLE || PyArray_NDIM(a) != 1 ||
+            !PyArray_IS_C_CONTIGUOUS(a) || PyArray_DIM(a, 0) != n)
+            return -1;
+        *ptr[i] = (const double *)PyArray_DATA(a);
+    }
+    return 0;
+}
+
+/* y += s (d v + f sign(v)), n entries (d or f NULL: that term left out) */
+static void add_losses(const double *d, const double *f, const double *v, Py_ssize_t n, double s,
+                       double *y)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double l = 0.0;
+        if (d != NULL)
+            l = d[i] * v[i];
+        if (f != NULL)
+            l += f[i] * (double)((v[i] > 0.0) - (v[i] < 0.0));
+        y[i] += s * l;
+    }
+}
+
+/* x2 (n entries at *x) less the losses of v, in buf (x2 itself is the user's array) */
+static void less_losses(const double *d, const double *f, const double *v, Py_ssize_t n,
+                        double *buf, double **x)
+{
+    if (*x != buf)
+        for (Py_ssize_t i = 0; i < n; i++)
+            buf[i] = (*x)[i];
+    *x = buf;
+    add_losses(d, f, v, n, -1.0, buf);
+}
+
 /* the number of rows of x if it is a 2-D float64 or float32 ndarray (a small batch), else -1 */
 static Py_ssize_t batch_rows(PyObject *x)
 {
@@ -119,8 +169,8 @@ static Py_ssize_t gather_row(PyObject *x, Py_ssize_t r, double *buf, double **pt
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 5 && nargs != 7 && nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "call(address, P, rows, cols, x0[, x1, x2[, g]])");
+    if (nargs != 5 && nargs != 7 && nargs != 8 && nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "call(address, P, rows, cols, x0[, x1, x2[, g[, D, F, to]]])");
         return NULL;
     }
     kernel_fn fn = (kernel_fn)PyLong_AsVoidPtr(args[0]);
@@ -146,8 +196,20 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     double b[4][CAP], *x[3] = {NULL, NULL, NULL}, *g = NULL;
     Py_ssize_t n[3] = {0, 0, 0}, ng = 0;
     /* gravity, for every row (None: the model's) */
-    if (nargs == 8 && args[7] != Py_None && (ng = gather(args[7], b[3], &g)) != 3)
+    if (nargs >= 8 && args[7] != Py_None && (ng = gather(args[7], b[3], &g)) != 3)
         Py_RETURN_NONE;
+    /* the joints' losses: to = 0 (add to the output) or 2 (subtract from x2), -1 none */
+    const double *ld = NULL, *lf = NULL;
+    long to = -1;
+    if (nargs == 11 && (args[8] != Py_None || args[9] != Py_None)) {
+        to = PyLong_AsLong(args[10]);
+        if (to == -1 && PyErr_Occurred())
+            return NULL;
+        if (to != 0 && to != 2) {
+            PyErr_SetString(PyExc_ValueError, "call: 'to' must be 0 (the output) or 2 (x2)");
+            return NULL;
+        }
+    }
     npy_intp dims[3];
     int nd = 0;
 
@@ -166,6 +228,13 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         for (int i = 0; i < k; i++)
             if ((n[i] = gather(args[4 + i], b[i], &x[i])) < 0)
                 Py_RETURN_NONE;
+        if (to >= 0) {
+            if (loss_arrays(args[8], args[9], n[1], &ld, &lf) < 0 || n[2] != n[1] ||
+                n[1] > CAP)
+                Py_RETURN_NONE;
+            if (to == 2)
+                less_losses(ld, lf, x[1], n[1], b[2], &x[2]);
+        }
         out = PyArray_SimpleNew(nd, dims, NPY_DOUBLE);
         if (out == NULL)
             return NULL;
@@ -175,6 +244,8 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(out);
             Py_RETURN_NONE;
         }
+        if (to == 0)
+            add_losses(ld, lf, x[1], n[1], 1.0, o);
         return out;
     }
     out = PyArray_SimpleNew(nd, dims, NPY_DOUBLE);
@@ -186,8 +257,17 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         for (int i = 0; i < k; i++)
             if ((n[i] = gather_row(args[4 + i], r, b[i], &x[i])) < 0)
                 goto declined;
+        if (to >= 0) {
+            if (loss_arrays(args[8], args[9], n[1], &ld, &lf) < 0 || n[2] != n[1] ||
+                n[1] > CAP)
+                goto declined;
+            if (to == 2)
+                less_losses(ld, lf, x[1], n[1], b[2], &x[2]);
+        }
         if (fn(P, nP, x[0], n[0], x[1], n[1], x[2], n[2], g, ng, o + r * each, each) != 0)
             goto declined;
+        if (to == 0)
+            add_losses(ld, lf, x[1], n[1], 1.0, o + r * each);
     }
     return out;
 declined:
