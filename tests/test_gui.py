@@ -176,11 +176,18 @@ def changed(a, b, where=None):
     return int(diff[where].sum()) if where is not None else int(diff.sum())
 
 
+LEGEND_SWATCHES = (slice(0, 200), slice(0, 40))   # the window legend's colour swatches
+
+
 def clearance_pixels(img):
     """Pixels in the clearance colours: pure green (far) and pure red (touching); no other
-    part of these scenes has them (the robot's orange has green ~100, the floor is blue/white)."""
+    part of these scenes has them (the robot's orange has green ~100, the floor is blue/white),
+    except the legend's swatches: left out of the green, which counts the segments themselves;
+    counted in the red (a touching segment has no length; its swatch shows the contact)."""
     r, g, b = (img[..., k].astype(int) for k in range(3))
-    return int(((g > 200) & (r < 80) & (b < 80)).sum()), int(((r > 200) & (g < 60) & (b < 60)).sum())
+    green, red = (g > 200) & (r < 80) & (b < 80), (r > 200) & (g < 60) & (b < 60)
+    green[LEGEND_SWATCHES] = False
+    return int(green.sum()), int(red.sum())
 
 
 def assert_not_blank(img):

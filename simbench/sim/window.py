@@ -1,5 +1,13 @@
 """The GUI window of a simulation: how it renders, its camera, and what is drawn over the
-scene (closest-point segments with distance labels, the simulated time).
+scene: closest-point segments coloured by clearance, and a legend in a column at the top left
+of the part of the window that no panel covers, the simulated time and per segment a swatch
+of its colour, the obstacle's name with the distance and a thin leader line to the segment.
+
+Distance labels drawn next to their segments (PyBullet's debug texts live in the 3D scene)
+overlapped each other while the arm moved and hid behind links, even stacked on the screen
+each time they were replaced: the segments move between two replacements (texts are replaced
+about 3 times a second, each costing a frame). The legend's places depend on the camera only:
+its rows cannot overlap, and drawn 0.1 m in front of the eye no body hides them.
 
 Rendering modes, measured under Xvfb's software renderer (llvmpipe) on the project's 2-core
 machine while other test suites ran (load average 4-7), so only same-round comparisons count:
@@ -37,8 +45,8 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..errors import SimbenchError, shown
-from .camera import _matrix, project
-from .overlay import Segment, clearance_rgb, stack_labels
+from .camera import _matrix
+from .overlay import Segment, clearance_rgb
 
 p = import_pybullet()
 
@@ -46,12 +54,25 @@ RENDER_MODES = ("continuous", "sync")
 REDRAW_HZ = 15.0    # forced redraws per wall-clock second in "sync" mode
 OVERLAY_HZ = 10.0   # line updates per wall-clock second
 TEXT_HZ = 3.0       # text updates (distance labels, time) per wall-clock second
-LABEL_MOVE = 0.02   # m: a label follows its segment once the midpoint moved about this far
-TEXT_SIZE = 1.1     # PyBullet's textSize of the distance labels
-LABEL_PULL = 0.5    # a label is drawn this fraction of the way from the eye to its segment (see label_spots)
+TEXT_SIZE = 1.1     # PyBullet's textSize of the legend's entries
+TIME_SIZE = 0.9     # and of the time readout
 # a debug text's box in pixels per unit of textSize, measured under Xvfb: the glyphs span
 # 13 to 3.5 px above the point it is drawn at, 7.2 px per character to its right
 TEXT_TOP, TEXT_BOTTOM, TEXT_CHAR = 13.0, 3.5, 7.2
+TEXT_MID = (TEXT_TOP + TEXT_BOTTOM) / 2
+# The legend: the time, then per segment a swatch of its colour, the obstacle's name and the
+# distance, and a thin leader line to the segment, in a column at the top left of the part of
+# the window that no panel covers (pixels).
+LEGEND_LEFT, LEGEND_TOP, LEGEND_ROW = 44.0, 34.0, 20.0   # the text's left, row 0's baseline, the row pitch
+SWATCH = (30.0, 8.0, 6.0)   # the swatch spans this many px left of the text (from, to), this thick
+LEADER_GAP = 6.0            # px between an entry's text and its leader line
+LEGEND_RGB, LEADER_RGB = (0.05, 0.05, 0.05), (0.35, 0.35, 0.35)
+#: m in front of the eye where the legend is drawn: beyond the near plane (0.01 m), before any body
+LEGEND_DEPTH = 0.1
+#: pixels of the window (left, top, right, bottom) covered by PyBullet's panels when shown
+#: (COV_ENABLE_GUI): the same at 800x600, 1024x768 and 1200x900, measured under Xvfb; the 3D
+#: picture keeps the whole window (its projection does not change), the panels cover it
+PANELS = (250, 22, 250, 122)
 
 
 def check_render(render: str) -> str:
@@ -68,10 +89,15 @@ class Window:
         self.client, self.render = client, check_render(render)
         self.redraw_hz, self.overlay_hz, self.show_time = float(redraw_hz), float(overlay_hz), bool(show_time)
         self._lines: dict[str, list[int]] = {}
-        self._texts: dict[str, list[tuple[int, tuple]]] = {}  # (item, (text, rounded position))
+        self._texts: dict[str, list[tuple[int, tuple]]] = {}  # legend entries: (item, what it shows)
+        self._swatches: dict[str, list[tuple[int, tuple]]] = {}
+        self._leader_items: dict[str, list[int]] = {}
+        self._first: dict[str, int] = {}  # the legend row of each key's first entry
+        self._cam: dict[str, Any] | None = None  # the camera the legend was placed for
+        self.panels = False
         self._pending: dict[str, Sequence[Segment]] = {}
         self._drawn: dict[str, Sequence[Segment]] = {}  # what each key shows, placed again when the camera moves
-        self._view: tuple = ()  # the camera the labels were placed for (rounded)
+        self._view: tuple = ()  # the camera the legend was placed for (rounded) and the panels
         self._time_item, self._time_text = -1, ""
         self._t = 0.0
         self._shown = False  # rendering turned on at the first set_camera (ServerPair(hidden=True))
@@ -99,6 +125,34 @@ class Window:
             self._shown = True
             p.configureDebugVisualizer(p.COV_ENABLE_RENDERING, 1, physicsClientId=self.client)
 
+    # ------------------------------------------------------------------ panels
+    def show_panels(self, on: bool = True) -> None:
+        """Show PyBullet's side panels (Explorer, Params with the sliders of
+        ``addUserDebugParameter``) or hide them. They are drawn over the 3D picture, which keeps
+        the whole window: :meth:`viewport` is the part left visible, where the legend goes."""
+        p.configureDebugVisualizer(p.COV_ENABLE_GUI, int(bool(on)), physicsClientId=self.client)
+        if on:
+            for flag in (p.COV_ENABLE_RGB_BUFFER_PREVIEW, p.COV_ENABLE_DEPTH_BUFFER_PREVIEW,
+                         p.COV_ENABLE_SEGMENTATION_MARK_PREVIEW):
+                p.configureDebugVisualizer(flag, 0, physicsClientId=self.client)
+        self.panels = bool(on)
+        self._view = ()  # the legend moves into the visible part at the next text update
+
+    def visible(self, size: tuple[int, int]) -> tuple[int, int, int, int]:
+        """The window's pixels not covered by panels, ``(x0, y0, x1, y1)``, row 0 at the top."""
+        w, h = size
+        if not self.panels:
+            return 0, 0, w, h
+        left, top, right, bottom = PANELS
+        return left, top, max(left + 1, w - right), max(top + 1, h - bottom)
+
+    def viewport(self) -> tuple[float, float, float, float]:
+        """:meth:`visible` in normalised device coordinates ``(x0, y0, x1, y1)``, y up, for
+        :func:`~simbench.sim.camera.framing`."""
+        w, h = self.camera()["size"]
+        x0, y0, x1, y1 = self.visible((w, h))
+        return 2 * x0 / w - 1, 1 - 2 * y1 / h, 2 * x1 / w - 1, 1 - 2 * y0 / h
+
     # ------------------------------------------------------------------ overlay
     def show(self, key: str, segments: Sequence[Segment]) -> None:
         """Show ``segments`` under ``key`` (replacing what ``key`` showed before); pushed to the
@@ -117,16 +171,23 @@ class Window:
             texts = force or now - self._last_text >= 1.0 / TEXT_HZ
             if texts:
                 self._last_text = now
-            cam = self.camera() if texts and (self._pending or self._drawn) else None  # to place the labels
-            if cam is not None and _rounded(cam) != self._view:  # the user moved it: place them again
-                self._view = _rounded(cam)
-                self._pending = {**self._drawn, **self._pending}
+                if self._pending or self._drawn or self.show_time:
+                    self._cam = self.camera()  # the legend is placed for the camera of now
+                    if _rounded(self._cam) + (self.panels,) != self._view:  # moved: place it again
+                        self._view = _rounded(self._cam) + (self.panels,)
+                        self._pending = {**self._drawn, **self._pending}
+                        self._time_text = ""
+            rows = self._rows()
+            for key in self._drawn:  # a key above got more or fewer rows: its legend moves
+                if key not in self._pending and rows[key] != self._first.get(key):
+                    self._pending[key] = self._drawn[key]
             for key, segments in list(self._pending.items()):
-                self._push(key, segments, texts, cam)
-                if texts:  # else pushed again (lines are cheap) until its labels are
+                legend = texts or key not in self._texts  # a new key's legend at once
+                self._push(key, segments, rows[key], legend)
+                if legend:  # else pushed again (lines are cheap) until its legend is
                     del self._pending[key]
             if self.show_time and texts:
-                self._push_time(t, cam)
+                self._push_time(t)
         if self.render == "sync" and (force or now - self._last_redraw >= 1.0 / self.redraw_hz):
             self.redraw()
 
@@ -136,88 +197,124 @@ class Window:
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=self.client)
 
-    def _push(self, key: str, segments: Sequence[Segment], texts_too: bool = True,
-              cam: Mapping[str, Any] | None = None) -> None:
-        lines, texts = self._lines.get(key, []), self._texts.get(key, [])
-        spots = label_spots(segments, cam)
-        for item in lines[len(segments):]:
+    def _rows(self) -> dict[str, int]:
+        """The legend row of each key's first entry (row 0 holds the time), keys in the order
+        they were first shown."""
+        rows, row = {}, 1
+        for key in {**self._drawn, **self._pending}:
+            rows[key] = row
+            row += len(self._pending.get(key, self._drawn.get(key, ())))
+        return rows
+
+    def _at(self, u: float, v: float) -> np.ndarray:
+        """The world point drawn on pixel (u, v) at :data:`LEGEND_DEPTH` in front of the camera."""
+        cam = self._cam if self._cam is not None else self.camera()
+        self._cam = cam
+        (w, h), view, proj = cam["size"], _matrix(cam["view"]), _matrix(cam["proj"])
+        rot, eye = view[:3, :3], -view[:3, :3].T @ view[:3, 3]
+        d = LEGEND_DEPTH
+        local = np.array([(2 * u / w - 1) * d / proj[0, 0], (1 - 2 * v / h) * d / proj[1, 1], -d])
+        return eye + rot.T @ local
+
+    def _row_y(self, row: int) -> float:
+        """The baseline (pixel row) of legend row ``row``."""
+        cam = self._cam if self._cam is not None else self.camera()
+        return self.visible(cam["size"])[1] + LEGEND_TOP + row * LEGEND_ROW
+
+    def _push(self, key: str, segments: Sequence[Segment], row: int, texts_too: bool = True) -> None:
+        """The segments of ``key`` as lines, and their legend from row ``row`` down: a swatch of
+        the segment's colour, the obstacle's name and distance, a leader line to the segment."""
+        old = self._lines.get(key, [])
+        for item in old[len(segments):]:
             p.removeUserDebugItem(item, physicsClientId=self.client)
+        new_lines = []
+        for k, seg in enumerate(segments):
+            replace = {"replaceItemUniqueId": old[k]} if k < len(old) else {}
+            new_lines.append(p.addUserDebugLine(seg.a, seg.b, clearance_rgb(seg.distance), lineWidth=3.0,
+                                                physicsClientId=self.client, **replace))
+        self._lines[key] = new_lines
+        if not texts_too and key in self._texts:  # the legend stays; its leaders follow the segments
+            self._leaders(key, segments)
+            return
+        cam = self._cam if self._cam is not None else self.camera()
+        x = self.visible(cam["size"])[0] + LEGEND_LEFT
+        texts, swatches = self._texts.get(key, []), self._swatches.get(key, [])
         for item, _ in texts[len(segments):]:
             p.removeUserDebugItem(item, physicsClientId=self.client)
-        new_lines, new_texts = [], []
+        for item, _ in swatches[len(segments):]:
+            p.removeUserDebugItem(item, physicsClientId=self.client)
+        new_texts, new_swatches = [], []
         for k, seg in enumerate(segments):
-            color = clearance_rgb(seg.distance)
-            replace = {"replaceItemUniqueId": lines[k]} if k < len(lines) else {}
-            new_lines.append(p.addUserDebugLine(seg.a, seg.b, color, lineWidth=3.0,
-                                                physicsClientId=self.client, **replace))
-            mid = spots[k]
-            label = (seg.text, tuple(np.round(mid / (LABEL_MOVE * LABEL_PULL)).astype(int).tolist()))
-            if k < len(texts) and (texts[k][1] == label or not texts_too):
+            y = self._row_y(row + k)
+            text = legend_text(seg)
+            mid = y - TEXT_MID * TEXT_SIZE
+            shown_now = (text, self._view, row + k)
+            if k < len(texts) and texts[k][1] == shown_now:
                 new_texts.append(texts[k])  # a text replacement costs a frame: only on a change
-                continue
-            replace = {"replaceItemUniqueId": texts[k][0]} if k < len(texts) else {}
-            item = p.addUserDebugText(seg.text, mid.tolist(), color, textSize=TEXT_SIZE,
-                                      physicsClientId=self.client, **replace)
-            new_texts.append((item, label))
-        self._lines[key], self._texts[key], self._drawn[key] = new_lines, new_texts, list(segments)
+            else:
+                replace = {"replaceItemUniqueId": texts[k][0]} if k < len(texts) else {}
+                item = p.addUserDebugText(text, self._at(x, y).tolist(), LEGEND_RGB, textSize=TEXT_SIZE,
+                                          physicsClientId=self.client, **replace)
+                new_texts.append((item, shown_now))
+            color = clearance_rgb(seg.distance)
+            swatch_now = (color, self._view, row + k)
+            if k < len(swatches) and swatches[k][1] == swatch_now:
+                new_swatches.append(swatches[k])
+            else:
+                replace = {"replaceItemUniqueId": swatches[k][0]} if k < len(swatches) else {}
+                item = p.addUserDebugLine(self._at(x - SWATCH[0], mid).tolist(), self._at(x - SWATCH[1], mid).tolist(),
+                                          color, lineWidth=SWATCH[2], physicsClientId=self.client, **replace)
+                new_swatches.append((item, swatch_now))
+        self._texts[key], self._swatches[key], self._drawn[key] = new_texts, new_swatches, list(segments)
+        self._first[key] = row
+        self._leaders(key, segments)
 
-    def _push_time(self, t: float, cam: Mapping[str, Any] | None = None) -> None:
+    def _leaders(self, key: str, segments: Sequence[Segment]) -> None:
+        """Thin grey lines from each legend entry of ``key`` to its segment's midpoint."""
+        old, new = self._leader_items.get(key, []), []
+        for item in old[len(segments):]:
+            p.removeUserDebugItem(item, physicsClientId=self.client)
+        cam = self._cam if self._cam is not None else self.camera()
+        x = self.visible(cam["size"])[0] + LEGEND_LEFT
+        for k, (seg, (_, (text, *_))) in enumerate(zip(segments, self._texts.get(key, []))):
+            y = self._row_y(self._first[key] + k) - TEXT_MID * TEXT_SIZE
+            start = self._at(x + TEXT_CHAR * TEXT_SIZE * len(text) + LEADER_GAP, y)
+            mid = (np.asarray(seg.a, dtype=float) + np.asarray(seg.b, dtype=float)) / 2
+            replace = {"replaceItemUniqueId": old[k]} if k < len(old) else {}
+            new.append(p.addUserDebugLine(start.tolist(), mid.tolist(), LEADER_RGB, lineWidth=1.0,
+                                          physicsClientId=self.client, **replace))
+        self._leader_items[key] = new
+
+    def _push_time(self, t: float) -> None:
         text = f"t = {t:.2f} s"
         if text == self._time_text:
             return
-        cam = cam or self.camera()
-        view = _matrix(cam["view"])
-        rot, trans = view[:3, :3], view[:3, 3]
-        eye = -rot.T @ trans
-        proj = _matrix(cam["proj"])
-        tan_v, tan_h = 1 / proj[1, 1], 1 / proj[0, 0]
-        depth = 1.0  # m in front of the camera: within the near and far planes
-        local = np.array([-0.92 * depth * tan_h, 0.88 * depth * tan_v, -depth])
-        pos = eye + rot.T @ local
+        cam = self._cam if self._cam is not None else self.camera()
+        pos = self._at(self.visible(cam["size"])[0] + LEGEND_LEFT - SWATCH[0], self._row_y(0))
         replace = {"replaceItemUniqueId": self._time_item} if self._time_item >= 0 else {}
-        self._time_item = p.addUserDebugText(text, pos.tolist(), (0.1, 0.1, 0.1), textSize=0.9,
+        self._time_item = p.addUserDebugText(text, pos.tolist(), (0.1, 0.1, 0.1), textSize=TIME_SIZE,
                                              physicsClientId=self.client, **replace)
         self._time_text = text
 
     def clear(self, key: str | None = None) -> None:
         """Remove the items of ``key`` (None: every key and the time readout)."""
-        keys = list(self._lines) if key is None else [key]
+        keys = list({**self._lines, **self._drawn, **self._pending}) if key is None else [key]
         for k in keys:
-            for item in self._lines.pop(k, []):
-                p.removeUserDebugItem(item, physicsClientId=self.client)
-            for item, _ in self._texts.pop(k, []):
+            items = self._lines.pop(k, []) + self._leader_items.pop(k, [])
+            items += [item for item, _ in self._texts.pop(k, []) + self._swatches.pop(k, [])]
+            for item in items:
                 p.removeUserDebugItem(item, physicsClientId=self.client)
             self._pending.pop(k, None)
             self._drawn.pop(k, None)
+            self._first.pop(k, None)
         if key is None and self._time_item >= 0:
             p.removeUserDebugItem(self._time_item, physicsClientId=self.client)
             self._time_item, self._time_text = -1, ""
 
 
-def label_spots(segments: Sequence[Segment], cam: Mapping[str, Any] | None) -> list[np.ndarray]:
-    """World points (3,) at which the segments' distance labels are drawn. Without the window's
-    camera ``cam`` (:meth:`Window.camera`), 2 cm above each midpoint. With it, that point is
-    moved down the screen below the labels before it that it would overlap
-    (:func:`~simbench.sim.overlay.stack_labels`, as in pictures: in the demo every segment starts
-    at link 7 and labels at nearby midpoints covered each other), then drawn :data:`LABEL_PULL`
-    of the way from the eye to it: on the same pixel (a debug text keeps its size in pixels at
-    any depth) but in front of the links, which hid labels before."""
-    spots = [(np.asarray(s.a, dtype=float) + np.asarray(s.b, dtype=float)) / 2 + [0, 0, 0.02] for s in segments]
-    if cam is None or not spots:
-        return spots
-    (w, h), view = cam["size"], _matrix(cam["view"])
-    rot, eye = view[:3, :3], -view[:3, :3].T @ view[:3, 3]
-    px, front = project(np.array(spots), cam["view"], cam["proj"], (w, h))
-    keep = [k for k in range(len(spots)) if front[k] and np.all(np.abs(px[k]) < 4 * max(w, h))]
-    boxes = [(px[k][0], px[k][1] - TEXT_TOP * TEXT_SIZE, px[k][0] + TEXT_CHAR * TEXT_SIZE * len(segments[k].text),
-              px[k][1] - TEXT_BOTTOM * TEXT_SIZE) for k in keep]
-    metres_per_px = 2 / (_matrix(cam["proj"])[1, 1] * h)  # at 1 m depth
-    stacked = stack_labels(boxes, (TEXT_TOP - TEXT_BOTTOM) * TEXT_SIZE + 3)
-    for k, before, after in zip(keep, boxes, stacked):
-        depth = -(rot @ (spots[k] - eye))[2]  # the camera looks along its -z
-        spot = spots[k] - rot[1] * (after[1] - before[1]) * metres_per_px * depth  # down the screen
-        spots[k] = eye + LABEL_PULL * (spot - eye)
-    return spots
+def legend_text(seg: Segment) -> str:
+    """A legend entry: the obstacle's name and the distance, ``cube1: 0.833 m``."""
+    return f"{seg.label}: {seg.text}" if seg.label else seg.text
 
 
 def _rounded(cam: Mapping[str, Any]) -> tuple:
@@ -226,4 +323,4 @@ def _rounded(cam: Mapping[str, Any]) -> tuple:
                            *(100 * np.asarray(cam["target"]))]).astype(int).tolist())
 
 
-__all__ = ["Window", "label_spots", "RENDER_MODES", "check_render", "REDRAW_HZ", "OVERLAY_HZ", "TEXT_HZ"]
+__all__ = ["Window", "legend_text", "PANELS", "RENDER_MODES", "check_render", "REDRAW_HZ", "OVERLAY_HZ", "TEXT_HZ"]

@@ -1,0 +1,72 @@
+"""What the real window shows besides the bodies, looked at on the screen of an Xvfb server
+(:mod:`test_gui`'s fixture and helpers; the commands run as users run them, the X screen grabbed
+every 0.25 s): the demo's distance legend at every moment of its motion.
+
+Oracles: the screen only, read with plain pixel rules (near-black text, saturated swatches,
+); the clearance colours expected from the distances the command
+prints (its physics, not its drawing).
+"""
+import re
+
+import numpy as np
+import pytest
+import test_gui  # its Xvfb fixture and helpers
+from test_gui import SIMBENCH, Watched
+
+display = test_gui.display
+pytestmark = pytest.mark.gui
+
+
+def runs(profile, at_least=1):
+    """``[(start, stop), ...]``: the runs of consecutive indices where ``profile >= at_least``."""
+    on = np.asarray(profile) >= at_least
+    edges = np.flatnonzero(np.diff(np.r_[0, on.astype(int), 0]))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def legend_rows(img, left=0, top=0):
+    """The text lines and the swatches of a legend whose column starts at (left, top): runs of
+    rows holding near-black pixels (text; the leader lines are grey, 89) in the text column,
+    each with its pixel count, and runs of rows holding saturated pixels in the swatch column,
+    each with its mean colour."""
+    box = img[top:top + 170, left + 30:left + 185].astype(int)
+    dark = box.max(axis=-1) < 60
+    lines = [(a, b, int(dark[a:b].sum())) for a, b in runs(dark.sum(axis=1))]
+    sw = img[top:top + 170, left + 8:left + 38].astype(int)
+    sat = (sw.max(axis=-1) - sw.min(axis=-1)) > 150
+    swatches = [(a, b, sw[a:b][sat[a:b]].mean(axis=0)) for a, b in runs(sat.sum(axis=1), 5)]
+    return lines, swatches
+
+
+def test_demo_legend_is_readable_at_every_moment(display, tmp_path):
+    """Distance labels drawn at their segments overlapped while the arm moved and one hid
+    behind a link (t = 5.61 s in an earlier look). Every grab of the whole demo once the legend
+    shows: five separate text lines at the top left (the time, 12-15 px tall with ~50 px of
+    ink, then four entries of 250-310 px each; measured), none merged with another and none
+    missing ink, each entry beside a swatch; cube1's swatch red while the table says the arm
+    touches cube1 (waypoints 1-2), all four green at the end (every distance above 0.3 m)."""
+    w = Watched([*SIMBENCH, "demo", "--gui", "--hold", "1"], display, cwd=tmp_path, period=0.25,
+                ready=lambda line: line.startswith("distance from"))
+    assert w.returncode == 0, w.text("err")[-3000:]
+    table = [line.split() for line in w.text().splitlines() if re.match(r"^\s+\d\s", line)]
+    assert [float(row[2]) for row in table[1:3]] == pytest.approx([0.0, 0.0], abs=0.002)  # cube1 touched
+    first = next(k for k, (_, img) in enumerate(w.grabs) if len(legend_rows(img)[0]) == 5)
+    assert first <= 3, [legend_rows(img)[0] for _, img in w.grabs[:6]]  # within 0.75 s of the table's head
+    shown = w.grabs[first:]
+    while shown and shown[-1][1].std() < 10:  # the window closing at the end: black
+        shown.pop()
+    assert len(shown) >= 12, len(shown)  # the whole motion (3 s simulated at real-time pace) and the hold
+    red = []
+    for t, img in shown:
+        lines, swatches = legend_rows(img)
+        assert len(lines) == 5, (t, lines)
+        heights = [b - a for a, b, _ in lines]
+        assert all(6 <= h <= 17 for h in heights), (t, lines)    # one line each, none two merged
+        assert lines[0][2] >= 25 and all(ink >= 180 for *_, ink in lines[1:]), (t, lines)  # none hidden
+        assert len(swatches) == 4, (t, swatches)
+        for (a, b, _), (c, d, _) in zip(lines[1:], swatches):
+            assert a <= c and d <= b, (t, lines, swatches)   # each swatch beside its entry
+        red.append(swatches[1][2][0] > 200 and swatches[1][2][1] < 60)
+    assert any(red), "cube1's swatch never red"
+    final = legend_rows(shown[-1][1])[1]
+    assert all(c[1] > 200 and c[0] < 60 for *_, c in final), final
