@@ -144,19 +144,34 @@ class Viewer:
             if self.sim.window is not None:  # no time readout: nothing steps here
                 self.sim.window.show_time = False
                 self.sim.window.clear()
-            if self.sim.gui:
-                p.configureDebugVisualizer(p.COV_ENABLE_GUI, 1, physicsClientId=self.sim.client)
-                for flag in (p.COV_ENABLE_RGB_BUFFER_PREVIEW, p.COV_ENABLE_DEPTH_BUFFER_PREVIEW,
-                             p.COV_ENABLE_SEGMENTATION_MARK_PREVIEW):
-                    p.configureDebugVisualizer(flag, 0, physicsClientId=self.sim.client)
+            if self.sim.window is not None:  # the sliders' panel, and the Explorer panel with it
+                self.sim.window.show_panels()
                 for name in self.robot.joint_names:
                     lo, hi = self.limits[name]
                     self.sliders[name] = p.addUserDebugParameter(name, lo, hi, self.start[name],
                                                                  physicsClientId=self.sim.client)
             self.q = self.apply(self.start)
+            if self.sim.window is not None:
+                self.frame()
         except BaseException:
             self.sim.close()
             raise
+
+    def frame(self) -> dict[str, Any]:
+        """Point the window's camera at the bodies as they are (not the space the joints can
+        sweep), filling the part of the window between the panels as the headless picture
+        fills its frame (``frame_scene(reach=False)``): framed for the whole window, the robot
+        came out at 2.05 m instead of 1.28-1.38 m and the panels covered a third of it."""
+        from .sim.camera import fov_of, frame_bodies
+
+        window = self.sim.window
+        assert window is not None
+        now = window.camera()
+        camera = frame_bodies(self.sim.client, self.sim.bodies.values(), self.robot.id, yaw=None, pitch=-30.0,
+                              fov=fov_of(now["proj"])[0], aspect=now["size"][0] / now["size"][1], reach=False,
+                              viewport=window.viewport())
+        self.sim.set_camera(camera["target"], camera["distance"], camera["yaw"], camera["pitch"])
+        return camera
 
     def _pairs(self) -> list[tuple[str, list]]:
         """``[(label, pairs), ...]``: the scene's own pairs (one label each) when it has some,

@@ -1,12 +1,14 @@
 """What the real window shows besides the bodies, looked at on the screen of an Xvfb server
 (:mod:`test_gui`'s fixture and helpers; the commands run as users run them, the X screen grabbed
-every 0.25 s): the demo's distance legend at every moment of its motion.
+every 0.25 s): the demo's distance legend at every moment of its motion, and the robot that
+``view --gui`` frames between PyBullet's panels with its legend beside them.
 
 Oracles: the screen only, read with plain pixel rules (near-black text, saturated swatches,
-); the clearance colours expected from the distances the command
+the window's sky colour); the clearance colours expected from the distances the command
 prints (its physics, not its drawing).
 """
 import re
+import textwrap
 
 import numpy as np
 import pytest
@@ -15,6 +17,8 @@ from test_gui import SIMBENCH, Watched
 
 display = test_gui.display
 pytestmark = pytest.mark.gui
+
+SKY = (178, 178, 204)   # the window's background colour (measured)
 
 
 def runs(profile, at_least=1):
@@ -70,3 +74,57 @@ def test_demo_legend_is_readable_at_every_moment(display, tmp_path):
     assert any(red), "cube1's swatch never red"
     final = legend_rows(shown[-1][1])[1]
     assert all(c[1] > 200 and c[0] < 60 for *_, c in final), final
+
+
+SCENE = textwrap.dedent("""
+    robot = "robot"
+    [[body]]
+    name = "robot"
+    urdf = "pybullet_data:kuka_iiwa/model.urdf"
+    fixed_base = true
+    [[body]]
+    name = "box"
+    urdf = "pybullet_data:cube_small.urdf"
+    position = [0.35, 0.0, 0.6]
+    fixed_base = true
+""")
+
+
+def visible_area(img):
+    """The 3D picture between PyBullet's panels, read from the screen: the bounding box of the
+    columns and rows that are mostly sky-coloured (x0, y0, x1, y1) (a few pixels of that colour
+    lie in the panels too)."""
+    sky = np.all(np.abs(img.astype(int) - SKY) <= 2, axis=-1)
+    xs, ys = np.flatnonzero(sky.mean(axis=0) > 0.3), np.flatnonzero(sky.mean(axis=1) > 0.3)
+    return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
+def test_view_frames_the_robot_between_the_panels(display, tmp_path):
+    """``view --gui`` framed the robot for the whole window, then PyBullet's Explorer and
+    Params panels covered its sides: this scene's iiwa (upright, a 5 cm box beside it) spanned
+    0.37 of the visible height, and a legend at the window's top left would have been under the
+    Explorer panel. Measured on the screen now: the visible 3D area is 524 x 624 px between the
+    panels; the robot spans 0.73 of its height (the headless 800x600 picture of the iiwa: 0.81)
+    with room on every side, and the distance legend (one entry, 229 px of ink, a swatch)
+    is in the area's top-left corner."""
+    scene = tmp_path / "scene.toml"
+    scene.write_text(SCENE)
+    w = Watched([*SIMBENCH, "view", "--gui", str(scene), "--duration", "3"], display, cwd=tmp_path,
+                period=0.25, ready=lambda line: line.startswith("move the sliders"))
+    assert w.returncode == 0, w.text("err")[-3000:]
+    assert len(w.grabs) >= 4, len(w.grabs)
+    img = w.grabs[-2][1]
+    x0, y0, x1, y1 = visible_area(img)
+    assert x0 >= 200 and x1 <= test_gui.WIDTH - 200 and y1 - y0 > 500, (x0, y0, x1, y1)   # the panels show
+    # the legend: one text line with a swatch, at the visible area's top left
+    lines, swatches = legend_rows(img, x0, y0)
+    assert len(lines) == 1 and lines[0][2] >= 150 and len(swatches) == 1, (lines, swatches)
+    # the robot: its orange and blue links and its black base, outside the legend
+    a = img[y0:y1, x0:x1].astype(int)
+    r, g, b = a[..., 0], a[..., 1], a[..., 2]
+    robot = ((r > 180) & (g > 50) & (g < 170) & (b < 90)) | ((b > 180) & (b - r > 60) & (g > 100)) | (a.max(-1) < 70)
+    robot[:60, :220] = False
+    rows, cols = np.flatnonzero(robot.sum(axis=1) >= 3), np.flatnonzero(robot.sum(axis=0) >= 3)
+    fill = (rows[-1] - rows[0] + 1) / (y1 - y0)
+    assert fill >= 0.6, (fill, rows[0], rows[-1], y1 - y0)
+    assert rows[0] > 2 and rows[-1] < y1 - y0 - 3 and cols[0] > 2 and cols[-1] < x1 - x0 - 3, (rows, cols)

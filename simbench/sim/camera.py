@@ -89,20 +89,33 @@ def _axes(yaw: float, pitch: float) -> np.ndarray:
 
 
 def framing(points: Any, *, fov: float = FOV, aspect: float = 4 / 3, yaw: float = 45.0,
-            pitch: float = -30.0, margin: float = 1.05) -> dict[str, Any]:
-    """An orbit camera (``target``, ``distance``, ``yaw``, ``pitch``) looking at the centre of
-    the bounding box of ``points`` (N, 3) from which every point is inside the view: with a
-    point at ``(x, y, z)`` in camera axes relative to the target, the distance is the largest
-    ``z + |x| / tan(fov_h / 2)`` and ``z + |y| / tan(fov_v / 2)``, times ``margin``.
-    ``fov`` is the vertical field of view (degrees), ``aspect`` width / height."""
+            pitch: float = -30.0, margin: float = 1.05,
+            viewport: Sequence[float] = (-1.0, -1.0, 1.0, 1.0)) -> dict[str, Any]:
+    """An orbit camera (``target``, ``distance``, ``yaw``, ``pitch``) from which every point of
+    ``points`` (N, 3) is inside ``viewport``, the part of the picture to fill in normalised
+    device coordinates ``(x0, y0, x1, y1)`` (y up; the whole picture by default; a GUI window's
+    panels cover part of it, :meth:`simbench.sim.window.Window.viewport`), the centre of their
+    bounding box at the viewport's centre. With a point at ``(x, y, z)`` in camera axes relative
+    to that centre, the target moved by ``-c tan(fov / 2) d`` along each axis (``c`` the
+    viewport's centre) and the eye at ``d`` from it, the point is inside when ``d`` is at least
+    ``(x + x1 z tan_h) / (tan_h hx)`` and ``(-x - x0 z tan_h) / (tan_h hx)`` (``hx`` the half
+    width; likewise for y): the largest, times ``margin``. ``fov`` is the vertical field of
+    view (degrees) of the whole picture, ``aspect`` its width / height."""
     pts = np.asarray(points, dtype=float).reshape(-1, 3)
-    target = (pts.min(axis=0) + pts.max(axis=0)) / 2
-    cam = (pts - target) @ _axes(yaw, pitch).T
+    centre = (pts.min(axis=0) + pts.max(axis=0)) / 2
+    axes = _axes(yaw, pitch)
+    cam = (pts - centre) @ axes.T
     tan_v = math.tan(math.radians(fov) / 2)
     tan_h = tan_v * aspect
-    need = np.maximum(cam[:, 2] + np.abs(cam[:, 0]) / tan_h, cam[:, 2] + np.abs(cam[:, 1]) / tan_v)
-    distance = max(float(need.max()) * margin, 0.2)
-    return {"target": tuple(float(v) for v in target), "distance": distance, "yaw": float(yaw),
+    x0, y0, x1, y1 = (float(v) for v in viewport)
+    need = [0.2 / margin]
+    for (lo, hi), tan, c in (((x0, x1), tan_h, cam[:, 0]), ((y0, y1), tan_v, cam[:, 1])):
+        half = (hi - lo) / 2
+        need += [float(np.max((c + hi * cam[:, 2] * tan) / (tan * half))),
+                 float(np.max((-c - lo * cam[:, 2] * tan) / (tan * half)))]
+    distance = max(need) * margin
+    target = centre - (x0 + x1) / 2 * tan_h * distance * axes[0] - (y0 + y1) / 2 * tan_v * distance * axes[1]
+    return {"target": tuple(float(v) for v in target), "distance": float(distance), "yaw": float(yaw),
             "pitch": float(pitch)}
 
 
@@ -111,18 +124,19 @@ YAWS = (225.0, 135.0, 315.0, 45.0)
 
 
 def frame_bodies(client: int, bodies: Iterable[int], robot: int | None, *, yaw: float | None, pitch: float,
-                 fov: float = FOV, aspect: float = 4 / 3, reach: bool = True) -> dict[str, Any]:
+                 fov: float = FOV, aspect: float = 4 / 3, reach: bool = True,
+                 viewport: Sequence[float] = (-1.0, -1.0, 1.0, 1.0)) -> dict[str, Any]:
     """An orbit camera framing ``bodies`` (:func:`scene_points`, :func:`framing`): at ``yaw``, or
     without it at the first of :data:`YAWS` from which body ``robot`` is in sight (a ray from the
-    eye to its centre hits it first; the first yaw when none is)."""
+    eye to its centre hits it first; the first yaw when none is); ``viewport`` as in :func:`framing`."""
     points = scene_points(client, bodies, reach=reach)
     if points is None:
         return {"target": (0.0, 0.0, 0.5), "distance": 2.8, "yaw": YAWS[0] if yaw is None else yaw, "pitch": pitch}
     for candidate in YAWS if yaw is None else (yaw,):
-        camera = framing(points, fov=fov, aspect=aspect, yaw=candidate, pitch=pitch)
+        camera = framing(points, fov=fov, aspect=aspect, yaw=candidate, pitch=pitch, viewport=viewport)
         if yaw is not None or robot is None or in_sight(client, robot, camera):
             return camera
-    return framing(points, fov=fov, aspect=aspect, yaw=YAWS[0], pitch=pitch)
+    return framing(points, fov=fov, aspect=aspect, yaw=YAWS[0], pitch=pitch, viewport=viewport)
 
 
 def in_sight(client: int, body: int, camera: Mapping[str, Any]) -> bool:
