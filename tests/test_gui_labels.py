@@ -21,11 +21,17 @@ pytestmark = pytest.mark.gui
 SKY = (178, 178, 204)   # the window's background colour (measured)
 
 
-def runs(profile, at_least=1):
-    """``[(start, stop), ...]``: the runs of consecutive indices where ``profile >= at_least``."""
+def runs(profile, at_least=1, join=0):
+    """``[(start, stop), ...]``: the runs of consecutive indices where ``profile >= at_least``,
+    those at most ``join`` apart taken as one."""
     on = np.asarray(profile) >= at_least
     edges = np.flatnonzero(np.diff(np.r_[0, on.astype(int), 0]))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+    out = []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        if out and a - out[-1][1] <= join:
+            a = out.pop()[0]
+        out.append((a, b))
+    return out
 
 
 def legend_rows(img, left=0, top=0):
@@ -35,7 +41,8 @@ def legend_rows(img, left=0, top=0):
     each with its mean colour."""
     box = img[top:top + 170, left + 30:left + 185].astype(int)
     dark = box.max(axis=-1) < 60
-    lines = [(a, b, int(dark[a:b].sum())) for a, b in runs(dark.sum(axis=1))]
+    lines = [(a, b, int(dark[a:b].sum())) for a, b in runs(dark.sum(axis=1), join=2)]  # a small
+    # font's line may have an inkless pixel row (measured: the time's 't = 1.43 s' did); lines are 5 apart
     sw = img[top:top + 170, left + 8:left + 38].astype(int)
     sat = (sw.max(axis=-1) - sw.min(axis=-1)) > 150
     swatches = [(a, b, sw[a:b][sat[a:b]].mean(axis=0)) for a, b in runs(sat.sum(axis=1), 5)]
