@@ -17,6 +17,7 @@ EPILOG = """examples:
   simbench sweep collision simbench:kuka_cubes.toml --samples 1000000 --seed 0 --out labels
   simbench sweep collision scene.toml --samples 1e6 --seed 0 --out labels --engine ray --ray-address auto
   simbench sweep dynamics pybullet_data:kuka_iiwa/model.urdf --samples 100000 --seed 1 --out iiwa_dyn
+  simbench sweep dynamics pybullet_data:a1/a1.urdf --floating --samples 100000 --seed 1 --out a1_dyn
   simbench sweep check --corpus pybullet_data --samples 20 --out check_all
 
 Re-running the same command resumes: finished chunks are skipped (after their checksum is
@@ -57,8 +58,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     col.add_argument("--configs", metavar="FILE", help="configurations from a .npy (N, dof) or Parquet file "
                      "instead of the sampler")
     dyn = parser.add_argument_group("dynamics")
-    dyn.add_argument("--qd-max", metavar="V", help="joint speeds uniform in [-V, V] (default 2)")
-    dyn.add_argument("--qdd-max", metavar="A", help="joint accelerations uniform in [-A, A] (default 5)")
+    dyn.add_argument("--qd-max", metavar="V", help="joint speeds (and the base twist with --floating) uniform in "
+                     "[-V, V] (default 2)")
+    dyn.add_argument("--qdd-max", metavar="A", help="joint accelerations (and the base's with --floating) uniform "
+                     "in [-A, A] (default 5)")
+    dyn.add_argument("--floating", action="store_true",
+                     help="a floating base, as simbench check --floating (free-flyer root): q gains the base pose "
+                          "q(base_x) ... q(base_qw) (position in [-1, 1] m, orientation uniform on SO(3)), qd, qdd, "
+                          "tau and qdd_free the base twist, its rate and the wrench on the base (base_vx ... base_wz, "
+                          "base frame); without it the root link is welded to the world")
     chk = parser.add_argument_group("check")
     chk.add_argument("--corpus", metavar="pybullet_data", help="also check every distinct URDF of this corpus")
     chk.add_argument("--tol", metavar="T", help="pass tolerance as in simbench check (default 1e-8)")
@@ -83,9 +91,9 @@ def options_of(args: argparse.Namespace) -> dict:
     job_module(args.kind)  # unknown kind: one line
     given = {"pairs": args.pairs, "pair": args.pair, "max_distance": args.max_distance, "margin": args.margin,
              "witness": args.witness or None, "configs": args.configs, "qd_max": args.qd_max,
-             "qdd_max": args.qdd_max, "corpus": args.corpus, "tol": args.tol, "no_pinocchio": args.no_pinocchio or None}
+             "qdd_max": args.qdd_max, "floating": args.floating or None, "corpus": args.corpus, "tol": args.tol, "no_pinocchio": args.no_pinocchio or None}
     own = {"collision": {"pairs", "pair", "max_distance", "margin", "witness", "configs"},
-           "dynamics": {"qd_max", "qdd_max"}, "check": {"corpus", "tol", "no_pinocchio"}}[args.kind]
+           "dynamics": {"qd_max", "qdd_max", "floating"}, "check": {"corpus", "tol", "no_pinocchio"}}[args.kind]
     for key, value in given.items():
         if value is not None and key not in own:
             raise SimbenchError(f"--{key.replace('_', '-')} is not an option of sweep {args.kind}")
@@ -97,7 +105,8 @@ def options_of(args: argparse.Namespace) -> dict:
         out.update(max_distance=_number(args.max_distance, "--max-distance"),
                    margin=_number(args.margin, "--margin"), witness=args.witness, configs=args.configs)
     elif args.kind == "dynamics":
-        out.update(qd_max=_number(args.qd_max, "--qd-max"), qdd_max=_number(args.qdd_max, "--qdd-max"))
+        out.update(qd_max=_number(args.qd_max, "--qd-max"), qdd_max=_number(args.qdd_max, "--qdd-max"),
+                   floating=args.floating)
     else:
         out.update(corpus_name=args.corpus, tol=_number(args.tol, "--tol"), pinocchio=not args.no_pinocchio)
     return out

@@ -93,6 +93,13 @@ def _lookup(data: Any, path: str) -> Any:
     return data
 
 
+def _brief(value: Any, most: int = 6) -> str:
+    """``repr(value)``, a long list cut to its first entries and its length (a job's bounds)."""
+    if isinstance(value, list) and len(value) > most:
+        return "[" + ", ".join(repr(v) for v in value[:3]) + f", ... ({len(value)} values)]"
+    return repr(value)
+
+
 class SweepFolder:
     """The output folder of one sweep, opened for writing (see the module docstring)."""
 
@@ -163,8 +170,8 @@ class SweepFolder:
                                 "simbench sweep (delete the folder to start again)") from None
         differ = list(differences(manifest["job"], job))
         if differ:
-            said = "; ".join(f"{where} is {_lookup(manifest['job'], where)!r} there, {_lookup(job, where)!r} in "
-                             "this run" for where in differ[:3]) + ("; ..." if len(differ) > 3 else "")
+            said = "; ".join(f"{where} is {_brief(_lookup(manifest['job'], where))} there, "
+                             f"{_brief(_lookup(job, where))} in this run" for where in differ[:3]) + ("; ..." if len(differ) > 3 else "")
             raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} holds another sweep: {said}; "
                                 "use another --out, or the same parameters to resume")
         return manifest

@@ -11,6 +11,8 @@ comes from its own stream, ``numpy.random.SeedSequence(seed).spawn(b + 1)[b]`` (
 
 ``width`` is the number of sampled columns (the joints for a collision sweep; ``q``, ``qd``,
 ``qdd`` side by side for a dynamics sweep), so anyone can regenerate a sample without simbench.
+A floating base's orientation is drawn from three of those columns, ``u1, u2, u3`` in [0, 1),
+by :func:`unit_quaternions` (uniform on SO(3)).
 """
 from __future__ import annotations
 
@@ -38,6 +40,20 @@ def uniform(seed: int, start: int, stop: int, low: Sequence[float], high: Sequen
         parts.append(rng.random((BLOCK, width)))
     u = np.concatenate(parts)[start - first * BLOCK:stop - first * BLOCK] if parts else np.empty((0, width))
     return low + (high - low) * u
+
+
+def unit_quaternions(u: np.ndarray) -> np.ndarray:
+    """Quaternions ``(x, y, z, w)`` uniform on SO(3) from uniform ``u`` of shape (..., 3) in
+    [0, 1) (K. Shoemake, "Uniform random rotations", Graphics Gems III; the rule of
+    :meth:`RobotModel.random_configuration`)::
+
+        x, y = sqrt(1 - u1) sin(2 pi u2), sqrt(1 - u1) cos(2 pi u2)
+        z, w = sqrt(u1) sin(2 pi u3),     sqrt(u1) cos(2 pi u3)
+    """
+    u = np.asarray(u, float)
+    a, b = np.sqrt(1.0 - u[..., 0]), np.sqrt(u[..., 0])
+    t2, t3 = 2 * np.pi * u[..., 1], 2 * np.pi * u[..., 2]
+    return np.stack([a * np.sin(t2), a * np.cos(t2), b * np.sin(t3), b * np.cos(t3)], axis=-1)
 
 
 def check_seed(seed: object) -> int:
@@ -111,4 +127,4 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-__all__ = ["BLOCK", "uniform", "check_seed", "file_rows", "read_rows", "sha256_file"]
+__all__ = ["BLOCK", "uniform", "unit_quaternions", "check_seed", "file_rows", "read_rows", "sha256_file"]
