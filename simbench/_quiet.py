@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
+import tempfile
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -39,6 +41,30 @@ def quiet_fds(*fds: int) -> Iterator[None]:
             os.dup2(copy, fd)
             os.close(copy)
         os.close(devnull)
+
+
+@contextlib.contextmanager
+def filtered_stdout(drop: re.Pattern[str]) -> Iterator[None]:
+    """Inside the block, C-level output on stdout (fd 1) is held back; afterwards it is written
+    out without the matches of ``drop`` (PyBullet's warnings that simbench says in its own words)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real descriptor (e.g. captured): nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 1)
+        try:
+            yield
+        finally:
+            _flush_c_stdio()
+            os.dup2(saved, 1)
+            os.close(saved)
+            held.seek(0)
+            text = drop.sub("", held.read().decode(errors="replace"))
+            if text:
+                os.write(1, text.encode())
 
 
 def import_pybullet() -> ModuleType:

@@ -144,8 +144,8 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
             issues.append(ModelIssue("inertia_not_positive_definite", where,
                                      f"principal moments {principal.tolist()}",
                                      {"link": name, "principal": principal.tolist()}))
-        a, b, c = principal
-        if np.any(principal != 0) and c > TRIANGLE_TOLERANCE * (a + b):
+        if breaks_triangle(Ic):
+            a, b, c = principal
             issues.append(ModelIssue("inertia_triangle_inequality", where,
                                      f"principal moments {principal.tolist()}: {c:.6g} > {a:.6g} + "
                                      f"{b:.6g}; PyBullet zeroes this link's rotational inertia",
@@ -237,3 +237,11 @@ def _rpy_of(R: np.ndarray) -> list[float]:
 
 
 __all__ = ["build"]
+
+
+def breaks_triangle(inertia: np.ndarray) -> bool:
+    """True when PyBullet zeroes this rotational inertia (about the COM, any axes): its principal
+    moments ``a <= b <= c`` are not all zero and ``c > TRIANGLE_TOLERANCE (a + b)``."""
+    principal = np.linalg.eigvalsh(0.5 * (inertia + np.asarray(inertia).T))
+    a, b, c = principal
+    return bool(np.any(principal != 0) and c > TRIANGLE_TOLERANCE * (a + b))

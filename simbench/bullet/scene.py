@@ -27,6 +27,7 @@ client has none).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -38,12 +39,16 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
+from .._quiet import filtered_stdout
 from ..errors import SceneError, SimbenchError, lookup, shown_path
 from ..model import GRAVITY
 from ..packages import PackageMap, parse_package_map
-from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_urdf
+from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
 from . import scene_schema as schema
+from .inertials import B3_INERTIAL_WARNINGS, InertialDefaults, inertial_defaults
 from .records import dynamics_info
+
+logger = logging.getLogger(__name__)
 
 ASSETS_DIR = assets_dir()
 DEFAULT_SCENE = default_scene_path()
@@ -73,6 +78,8 @@ class BodySpec:
     xacro_args: Mapping[str, str] | None = None
     package_map: Mapping[str, Path] = field(default_factory=dict)
     load_path: Path | None = field(default=None, compare=False)
+    #: the links whose inertials PyBullet replaces (read from the file; see :mod:`.inertials`)
+    inertials: InertialDefaults | None = field(default=None, compare=False)
 
     def source(self):
         """The body's file as :func:`simbench.urdf_source.load_source` reads it."""
@@ -97,6 +104,21 @@ class BodySpec:
 
         return RobotModel.from_source(self.source())
 
+    def pybullet_inertials(self) -> InertialDefaults:
+        """The links of this body whose inertials PyBullet replaces, of those that move (a fixed
+        base's root never does)."""
+        found = self.inertials if self.inertials is not None else inertial_defaults(self.source().root)
+        return found.moving(not self.fixed_base)
+
+    def warn_inertials(self) -> None:
+        """Log, once per spec, the one line saying which inertials PyBullet replaces."""
+        if self.__dict__.get("_warned"):
+            return
+        object.__setattr__(self, "_warned", True)
+        line = self.pybullet_inertials().warning(self.name, self.urdf)
+        if line:
+            logger.warning("%s", line)
+
 
 @dataclass(frozen=True)
 class Scene:
@@ -112,8 +134,6 @@ class Scene:
         """Read a scene file (a path or ``simbench:NAME``); see the module docstring."""
         text = os.fspath(path)
         if text.startswith("simbench:"):
-            from ..paths import resolve_path
-
             path = resolve_path(text, what="scene file")
         path = Path(path)
         try:
@@ -167,14 +187,16 @@ class Scene:
             if spec.self_collision:
                 flags |= p.URDF_USE_SELF_COLLISION
             path = spec.pybullet_path()
-            try:
-                body_id = p.loadURDF(str(path), basePosition=spec.position,
-                                     baseOrientation=spec.orientation, useFixedBase=spec.fixed_base,
-                                     flags=flags, globalScaling=spec.scale, physicsClientId=client)
+            try:   # PyBullet's warnings about inertials: said once per body in our words
+                with filtered_stdout(B3_INERTIAL_WARNINGS):
+                    body_id = p.loadURDF(str(path), basePosition=spec.position,
+                                         baseOrientation=spec.orientation, useFixedBase=spec.fixed_base,
+                                         flags=flags, globalScaling=spec.scale, physicsClientId=client)
             except p.error as exc:
                 raise SceneError(f"{self.source}: PyBullet could not load body {spec.name!r} from "
                                  f"{shown_path(str(path))}: {exc}") from None
             ids[spec.name] = body_id
+            spec.warn_inertials()
         loaded = LoadedScene(self, client, ids)
         for spec in self.bodies:
             body = loaded.body(spec.name)
@@ -250,8 +272,10 @@ class LoadedBody:
     def model(self):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it: the
         file's model as the scene loads it (:meth:`BodySpec.robot_model`: xacro arguments and
-        package map applied), scaled like ``globalScaling``
-        (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``).
+        package map applied) with the inertials PyBullet puts in place of the file's (a link
+        without ``<inertial>``: 1 kg, unit inertia; principal moments breaking the triangle
+        inequality: zero rotational inertia; :mod:`simbench.bullet.inertials`), scaled like
+        ``globalScaling`` (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``).
 
         * ``fixed_base = true``: gravity in the base link frame, ``g_base = R^T g_world``, where
           ``R`` is the base link's world orientation and ``g_world`` the gravity set on the
@@ -261,7 +285,7 @@ class LoadedBody:
           (:meth:`simbench.sim.Robot.model_state`)."""
         if self.spec is None:
             raise SceneError(f"body {self.name!r} was not loaded from a scene, so its URDF is unknown")
-        model = self.spec.robot_model().scaled(self.spec.scale)
+        model = self.spec.pybullet_inertials().apply(self.spec.robot_model()).scaled(self.spec.scale)
         params = p.getPhysicsEngineParameters(physicsClientId=self.client)
         g_world = np.array([params[f"gravityAcceleration{axis}"] for axis in "XYZ"])
         if not self.fixed_base:
@@ -387,10 +411,11 @@ def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str,
         if xacro_args is not None else None,
         package_map=dict(package_map))
     try:  # PyBullet would refuse it: say so now, naming the body, file and element
-        load_path = spec.source().pybullet_path()
+        src = spec.source()
+        load_path = src.pybullet_path()
     except SimbenchError as exc:
         raise SceneError(f"{where}: {exc}") from None
-    return dataclasses.replace(spec, load_path=load_path)
+    return dataclasses.replace(spec, load_path=load_path, inertials=inertial_defaults(src.root))
 
 
 __all__ = ["Scene", "BodySpec", "LoadedScene", "LoadedBody", "SceneError", "load_scene", "spec_filter",
