@@ -141,3 +141,29 @@ def test_one_warning_per_body_and_no_b3warning(arm, caplog, capfd):
     out = capfd.readouterr().out
     assert "b3Warning" not in out and "No inertial data" not in out and "Bad inertia" not in out
     assert out == "script output\n"
+
+
+def test_rotated_root_inertial_keeps_gravity_exact_and_holds():
+    """A root <inertial> with rpy on an upright fixed base: the base link frame is the world's,
+    so g_base is exactly (0, 0, -9.81) (closed form); computed through PyBullet's float32
+    multiplyTransforms it was off by 3e-8 and the held pose drifted 7.5e-7 rad in 1 s."""
+    from simbench.paths import assets_dir
+
+    urdf = str(assets_dir() / "urdf" / "defects" / "root_inertial_rpy.urdf")
+    with simbench.Simulation({"body": [{"name": "arm", "urdf": urdf, "fixed_base": True}]}, gui=False) as sim:
+        np.testing.assert_allclose(sim.model.gravity, [0.0, 0.0, -9.81], rtol=0, atol=1e-14)
+        n = sim.model.nv
+        body, c = sim.robot.body.id, sim.client
+        joints = list(sim.robot.body.movable_indices)
+        q0 = np.full(n, 0.3)
+        p.setJointMotorControlArray(body, joints, p.VELOCITY_CONTROL, forces=[0.0] * n, physicsClientId=c)
+        for j, q in zip(joints, q0):
+            p.resetJointState(body, j, q, 0.0, physicsClientId=c)
+        err = 0.0
+        for _ in range(240):
+            q = np.array([s[0] for s in p.getJointStates(body, joints, physicsClientId=c)])
+            tau = inverse_dynamics(sim.model, q, np.zeros(n), np.zeros(n))
+            p.setJointMotorControlArray(body, joints, p.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=c)
+            p.stepSimulation(physicsClientId=c)
+            err = max(err, float(np.abs(q - q0).max()))
+    assert err < 1e-12 and n == 3

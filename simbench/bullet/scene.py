@@ -292,11 +292,13 @@ class LoadedBody:
             return model.with_floating_base().replace(gravity=tuple(float(v) for v in g_world))
         # PyBullet reports the base's inertial (COM) frame; the link frame is that times the
         # inverse of the base's local inertial frame
+        # (in numpy: PyBullet's multiplyTransforms and getMatrixFromQuaternion round to float32,
+        # which tilted gravity by 3e-8 and let a rotated root inertial drift 7e-7 rad in 1 s)
+        from ..spatial import quat_to_matrix
+
         _, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)
         local = dynamics_info(self.id, -1, self.client).local_inertial_orientation
-        _, link_orn = p.multiplyTransforms([0, 0, 0], com_orn, [0, 0, 0],
-                                           p.invertTransform([0, 0, 0], local)[1])
-        R = np.array(p.getMatrixFromQuaternion(link_orn)).reshape(3, 3)
+        R = quat_to_matrix(np.array(com_orn)) @ quat_to_matrix(np.array(local)).T
         return model.replace(gravity=tuple(float(v) for v in R.T @ g_world))
 
     def joint_positions(self) -> np.ndarray:
