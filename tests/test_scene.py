@@ -148,3 +148,74 @@ def test_scene_package_map_and_xacro_args_load_into_pybullet(tmp_path, monkeypat
         tool_shape = p.getCollisionShapeData(arm, 2, physicsClientId=c)[0]
         assert os.path.samefile(tool_shape[4].decode(), tool / "meshes" / "tool.stl")
         assert pair.scene.body("left").robot_model().joint_names == ("left_joint1", "left_joint2")
+
+
+JOINTS_URDF = """<?xml version="1.0"?>
+<robot name="arm">
+  <link name="base"/>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="10" velocity="1"/></joint>
+  <link name="l1"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="wrist" type="continuous"><parent link="l1"/><child link="l2"/><axis xyz="0 0 1"/></joint>
+  <link name="l2"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="slide" type="prismatic"><parent link="l2"/><child link="l3"/><axis xyz="0 0 1"/>
+    <limit lower="0" upper="0.2" effort="10" velocity="1"/></joint>
+  <link name="l3"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+</robot>
+"""
+
+
+def joints_scene(tmp_path, joints, scale=1.0):
+    (tmp_path / "arm.urdf").write_text(JOINTS_URDF)
+    f = tmp_path / "s.toml"
+    f.write_text(f'[[body]]\nname = "arm"\nurdf = "arm.urdf"\nfixed_base = true\nscale = {scale}\n'
+                 "[body.joints]\n" + "".join(f"{k} = {v}\n" for k, v in joints.items()))
+    return f
+
+
+@pytest.mark.parametrize("joints, scale, message", [
+    ({"shoulder": 5.0}, 1.0, "joint shoulder = 5: outside the joint's limits [-3, 3] rad; closest valid value 3"),
+    ({"shoulder": -3.5}, 1.0, "joint shoulder = -3.5: outside the joint's limits [-3, 3] rad; closest valid value -3"),
+    ({"slide": 0.3}, 1.0, "joint slide = 0.3: outside the joint's limits [0, 0.2] m; closest valid value 0.2"),
+    # PyBullet reports a prismatic joint's limits times globalScaling, as sim.model does
+    ({"slide": 0.5}, 2.0, "joint slide = 0.5: outside the joint's limits [0, 0.4] m; closest valid value 0.4"),
+    ({"shouldr": 1.0}, 1.0, "unknown joint 'shouldr'; did you mean 'shoulder', 'slide'? Valid joint names: shoulder, slide, wrist"),
+])
+def test_scene_joint_values_outside_limits_or_unknown_are_one_line(tmp_path, joints, scale, message):
+    """The URDF's limits (written above) are the oracle; the line names the file, body and joint.
+    (Simulation started at q = 5 for shoulder = 5, and view showed 3.0, clamped silently.)"""
+    f = joints_scene(tmp_path, joints, scale)
+    with pytest.raises(SceneError) as err:
+        Scene.from_toml(f)
+    assert str(err.value) == f"{f}: body 'arm': {message}"
+
+
+def test_scene_joint_values_within_limits_and_continuous_are_set(tmp_path):
+    q = {"shoulder": 3.0, "wrist": 7.0, "slide": 0.3}    # wrist is continuous: no limits
+    f = joints_scene(tmp_path, q, scale=2.0)
+    with simbench.connect(f, gui=False) as pair:
+        body = pair.main.robot
+        got = {n: p.getJointState(body.id, body.joints[n], physicsClientId=pair.main.client)[0] for n in q}
+    assert got == pytest.approx(q, abs=1e-12) and len(got) == 3
+
+
+def test_bad_scene_joint_is_one_line_before_any_server(tmp_path):
+    """Checked before the server opens: no 'no display found' line before the error."""
+    import subprocess
+    import sys
+
+    f = joints_scene(tmp_path, {"shoulder": 5.0})
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    proc = subprocess.run([sys.executable, "-m", "simbench", "view", str(f)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"simbench view: error: {f}: body 'arm': joint shoulder = 5: outside the "
+                                        "joint's limits [-3, 3] rad; closest valid value 3"]
+
+
+def test_missing_scene_file_names_the_closest(tmp_path, monkeypatch):
+    (tmp_path / "scene.toml").write_text('[[body]]\nname = "a"\nurdf = "pybullet_data:cube.urdf"\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SceneError) as err:
+        simbench.Simulation("scen.toml", gui=False)
+    assert str(err.value) == "scene file not found: 'scen.toml'; did you mean 'scene.toml'?"

@@ -133,15 +133,11 @@ class Scene:
     def from_toml(cls, path: str | os.PathLike, *, package_map: PackageMap | None = None) -> "Scene":
         """Read a scene file (a path or ``simbench:NAME``); see the module docstring."""
         text = os.fspath(path)
-        if text.startswith("simbench:"):
-            path = resolve_path(text, what="scene file")
-        path = Path(path)
-        try:
-            found = path.is_file()
-        except OSError as exc:   # a name longer than the system takes, say
-            raise SceneError(f"scene file {shown_path(str(path))} cannot be looked up: {exc.strerror}") from None
-        if not found:
-            raise SceneError(f"scene file not found: {shown_path(str(path))}")
+        try:   # "scene file not found: 'scen.toml'; did you mean 'scene.toml'?"
+            found = resolve_path(text, what="scene file")
+        except SimbenchError as exc:
+            raise SceneError(str(exc)) from None
+        path = found if text.startswith("simbench:") else Path(text).expanduser()  # named as given
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
@@ -201,8 +197,8 @@ class Scene:
         for spec in self.bodies:
             body = loaded.body(spec.name)
             for joint, value in spec.joints.items():
-                p.resetJointState(ids[spec.name], body.joint_index(joint), float(value),
-                                  physicsClientId=client)
+                index = lookup(body.joints, joint, "joint", f"{self.source}: body {spec.name!r}")
+                p.resetJointState(ids[spec.name], index, float(value), physicsClientId=client)
             if spec.collision_group is not None or spec.collision_mask is not None:
                 for link in body.links.values():
                     p.setCollisionFilterGroupMask(ids[spec.name], link, *spec_filter(spec, ids[spec.name], link, client),
@@ -417,6 +413,8 @@ def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str,
         load_path = src.pybullet_path()
     except SimbenchError as exc:
         raise SceneError(f"{where}: {exc}") from None
+    # joint names and values checked before any server opens: a bad scene is one line
+    schema.check_joint_values(src.root, spec.joints, spec.scale, where)
     return dataclasses.replace(spec, load_path=load_path, inertials=inertial_defaults(src.root))
 
 

@@ -199,6 +199,34 @@ _CHECKS: dict[str, Callable[[Any, Key], tuple[bool, Any]]] = {
     "table": _table, "tables": _tables}
 
 
+def check_joint_values(root: Any, joints: Mapping[str, float], scale: float, where: str) -> None:
+    """A body's ``joints`` table checked against its URDF tree (``UrdfSource.root``), before any
+    server opens: every name is a joint of the file (else the closest names), and a revolute or
+    prismatic joint's value lies within its ``<limit>`` (finite, lower < upper; prismatic limits
+    times ``scale``, as PyBullet reports them), else one line with the closest valid value, as
+    ``simbench view --q`` says it. Continuous joints have no limits."""
+    from ..errors import UnknownNameError
+
+    found = {j.get("name"): j for j in root.findall("joint")}
+    for name, value in joints.items():
+        if name not in found:
+            raise SceneError(f"{where}: {UnknownNameError('joint', name, found)}")
+        joint, limit = found[name], found[name].find("limit")
+        kind = joint.get("type")
+        if kind not in ("revolute", "prismatic") or limit is None:
+            continue
+        try:
+            lo, hi = float(limit.get("lower")), float(limit.get("upper"))
+        except (TypeError, ValueError):   # no numbers: no limits to check against
+            continue
+        if kind == "prismatic":
+            lo, hi = lo * scale, hi * scale
+        if math.isfinite(lo) and math.isfinite(hi) and lo < hi and not lo <= value <= hi:
+            unit = "m" if kind == "prismatic" else "rad"
+            raise SceneError(f"{where}: joint {name} = {value:g}: outside the joint's limits [{lo:.4g}, {hi:.4g}] "
+                             f"{unit}; closest valid value {min(max(value, lo), hi):.4g}")
+
+
 def markdown_table(keys: Mapping[str, Key]) -> str:
     """The keys as a Markdown table (for the docs)."""
     rows = ["| key | expected | meaning | example |", "|---|---|---|---|"]
@@ -209,4 +237,4 @@ def markdown_table(keys: Mapping[str, Key]) -> str:
     return "\n".join(rows)
 
 
-__all__ = ["Key", "SCENE_KEYS", "BODY_KEYS", "check_keys", "value", "markdown_table"]
+__all__ = ["Key", "SCENE_KEYS", "BODY_KEYS", "check_keys", "value", "check_joint_values", "markdown_table"]
