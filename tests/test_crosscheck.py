@@ -210,7 +210,7 @@ def test_wrong_user_dynamics_fails_with_exit_code_1(user_module, func, capsys):
     tb = bullet_tau(resolve_urdf(KUKA), w["q"], w["qd"], w["qdd"])
     j = ["lbr_iiwa_joint_%d" % i for i in range(1, 8)].index(w["joint"])
     assert tb[j] == pytest.approx(w["tau_pybullet"], abs=1e-12)
-    assert abs(w["tau_ours"] - w["tau_pybullet"]) > 0.1
+    assert abs(w["tau_tested"] - w["tau_pybullet"]) > 0.1 and w["dynamics"] == f"my_dyn_for_check:{func}"
 
 
 def test_right_user_dynamics_passes_and_explains(user_module):

@@ -46,6 +46,20 @@ CAUSES = {
                           "and the server computes with other joint values",
 }
 
+#: What PyBullet then computes wrongly, for "agrees with PyBullet, which here ...": every cause
+#: whose PyBullet numbers differ from the true dynamics of the model as loaded. Not
+#: ``massless_root_welded``: what is compared there (the joint rows, base at rest) is true.
+DOES = {
+    "triangle_inequality_zeroed": "zeroes the rotational inertia of links that break the triangle inequality",
+    "missing_inertial_default": "gives links without <inertial> 1 kg and unit inertia",
+    "root_inertial_gravity_tilt": "rotates gravity by the root's inertial frame",
+    "base_orientation_ignored": "ignores the base's orientation",
+    "inertia_from_collision_shapes": "recomputes link inertia from the collision shapes",
+    "global_scaling_keeps_inertia": "keeps the file's masses and inertias on a scaled body",
+    "spherical_pivot_at_parent": "puts spherical joints at the parent link's origin",
+    "dof_limit_overflow": f"computes with other joint values past {PYBULLET_MAX_DOF} DOF",
+}
+
 Inputs = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -216,5 +230,5 @@ def suspect(model: RobotModel, bullet: BulletRobot, load: BulletLoad,
     return out
 
 
-__all__ = ["CAUSES", "Alteration", "as_pybullet_sees", "altered_inputs", "overflowed_inputs",
+__all__ = ["CAUSES", "DOES", "Alteration", "as_pybullet_sees", "altered_inputs", "overflowed_inputs",
            "overflowed_mass_inputs", "from_dynamics_info", "suspect"]

@@ -12,6 +12,11 @@ to a copy of our model and to the inputs ("the robot as PyBullet sees it") and t
 rerun with ``simbench.dynamics``: if that matches, the verdict is ``EXPLAINED`` and every
 alteration that was needed is listed with the error before and after it; otherwise ``FAIL``
 with the worst joint and state, printed so it can be reproduced.
+
+A user's dynamics is judged against the true dynamics (simbench.dynamics on the model as
+loaded) wherever PyBullet is shown wrong, i.e. where simbench.dynamics differs from PyBullet
+and the causes explain it: getting the truth right there is ``EXPLAINED`` with those causes,
+agreeing with PyBullet is ``FAIL`` ("agrees with PyBullet, which here ...").
 """
 from __future__ import annotations
 
@@ -28,11 +33,11 @@ import numpy as np
 
 from ..bullet.records import dynamics_info
 from ..errors import SimbenchError
-from ..model import GRAVITY, RobotModel
+from ..model import GRAVITY, PRISMATIC, RobotModel
 from ..oracles.pinocchio import PinocchioDynamics
 from ..progress import progress as progress_bar
 from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_output
-from .causes import CAUSES, Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
+from .causes import CAUSES, DOES, Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
 from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
 from .floating import FloatingBaseConvention
 from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
@@ -94,22 +99,73 @@ def _notes(res: RobotResult, model: RobotModel, bullet: BulletRobot, qd: np.ndar
 
 
 def _worst(res: RobotResult, model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-           tau: np.ndarray, M: np.ndarray, tau_b: np.ndarray, M_b: np.ndarray, tol: float) -> int:
-    """Fill ``res.worst`` with the worst joint (and mass-matrix entry) as a reproducible state."""
-    err = res.errors
-    scaled = np.nan_to_num(np.abs(tau - tau_b), nan=np.inf) / max(1.0, err.tau_scale)
+           tau: np.ndarray, M: np.ndarray, tau_b: np.ndarray, M_b: np.ndarray, tol: float, label: str,
+           truth: tuple[np.ndarray, np.ndarray] | None = None) -> int:
+    """Fill ``res.worst`` with the worst joint (and mass-matrix entry) as a reproducible state:
+    the dynamics under test (``label``) against PyBullet, or against ``truth`` (the true
+    dynamics, when PyBullet is known to be wrong), whose values are then kept too."""
+    tau_r, M_r = (tau_b, M_b) if truth is None else truth
+    err = measure(tau, M, tau_r, M_r)
+    scaled = np.nan_to_num(np.abs(tau - tau_r), nan=np.inf) / max(1.0, err.tau_scale)
     i, j = np.unravel_index(int(np.argmax(scaled)), scaled.shape)
     labels = model.v_labels
     res.worst = {"joint": labels[j], "sample": int(i), "q": q[i].tolist(), "qd": qd[i].tolist(),
-                 "qdd": qdd[i].tolist(), "gravity": list(model.gravity),
-                 "tau_ours": float(tau[i, j]), "tau_pybullet": float(tau_b[i, j])}
+                 "qdd": qdd[i].tolist(), "gravity": list(model.gravity), "dynamics": label,
+                 "tau_tested": float(tau[i, j]), "tau_pybullet": float(tau_b[i, j])}
+    if truth is not None:
+        res.worst["tau_true"] = float(tau_r[i, j])
     if err.tau_abs <= tol * max(1.0, err.tau_scale):
-        Ms = np.nan_to_num(np.abs(M - M_b), nan=np.inf)
+        Ms = np.nan_to_num(np.abs(M - M_r), nan=np.inf)
         k, a, b = np.unravel_index(int(np.argmax(Ms)), Ms.shape)
-        res.worst.update({"M_entry": [labels[a], labels[b]], "M_sample": int(k),
-                          "M_q": q[k].tolist(), "M_ours": float(M[k, a, b]), "M_pybullet": float(M_b[k, a, b])})
+        res.worst.update({"M_entry": [labels[a], labels[b]], "M_sample": int(k), "M_q": q[k].tolist(),
+                          "M_tested": float(M[k, a, b]), "M_pybullet": float(M_b[k, a, b])})
+        if truth is not None:
+            res.worst["M_true"] = float(M_r[k, a, b])
     res.worst = {k: (_num(v) if isinstance(v, float) else v) for k, v in res.worst.items()}
     return int(i)
+
+
+def _explain(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau_b: np.ndarray,
+             M_b: np.ndarray, err0: Errors, alterations: Sequence[Alteration], tol: float,
+             ref: SimbenchDynamics) -> tuple[Errors, list[Cause], list[str]]:
+    """Rebuild the robot as PyBullet sees it and rerun with simbench.dynamics: the error after
+    every alteration, the causes demonstrated (each needed: without it the error comes back; the
+    ``before`` of the empty set is ``err0``, simbench.dynamics on the model) and notes on those
+    with no measurable effect."""
+    def run(chs: Sequence[Alteration]) -> Errors:
+        if not chs:
+            return err0
+        m2, g2 = as_pybullet_sees(model, chs)
+        (q2, qd2, qdd2), qm = altered_inputs(chs, q, qd, qdd)
+        return measure(ref.tau(m2, q2, qd2, qdd2, g2), ref.M(m2, qm), tau_b, M_b)
+
+    after = run(alterations)
+    causes: list[Cause] = []
+    idle: list[str] = []
+    if after.within(tol):
+        for a in alterations:
+            before = run([c for c in alterations if c is not a])
+            if not before.within(tol):
+                causes.append(Cause(a.kind, a.links, a.description, before, after))
+            else:
+                idle.append(f"suspected {a.kind} ({', '.join(a.links)}) has no measurable effect")
+    return after, causes, idle
+
+
+def _off_truth(model: RobotModel, tau: np.ndarray, M: np.ndarray, truth: tuple[np.ndarray, np.ndarray],
+               tol: float) -> str:
+    """'tau differs by 70.4 N m at joint 'j2'' (or the mass-matrix entry): the largest difference
+    of the dynamics under test from the true dynamics."""
+    err, labels = measure(tau, M, *truth), model.v_labels
+    if err.tau_abs > tol * max(1.0, err.tau_scale):
+        d = np.nan_to_num(np.abs(tau - truth[0]), nan=np.inf)
+        j = int(np.unravel_index(int(np.argmax(d)), d.shape)[1])
+        k = next((k for k in model.movable if model.joint_v_start[k] == j), -1)
+        linear = (model.floating_base and j < 3) or (k >= 0 and int(model.joint_type_code[k]) == PRISMATIC)
+        return f"tau differs by {float(d.max()):.3g} {'N' if linear else 'N m'} at joint {labels[j]!r}"
+    d = np.nan_to_num(np.abs(M - truth[1]), nan=np.inf)
+    _, a, b = np.unravel_index(int(np.argmax(d)), d.shape)
+    return f"M differs by {float(d.max()):.3g} at entry ({labels[a]!r}, {labels[b]!r})"
 
 
 def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: int = 0, tol: float = 1e-8,
@@ -171,6 +227,41 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
                 else:
                     res.pinocchio = {"available": True, "vs_pybullet": measure(*voice, tau_b, M_b).as_dict(),
                                      "vs_ours": measure(tau, M, *voice).as_dict()}
+        # ---- the true dynamics (simbench.dynamics on the model as loaded) against PyBullet: where
+        # known causes explain their difference, PyBullet is wrong and the truth is the reference
+        truth = err_true = None
+        ref_err: Errors | None = err
+        if not dyn.trusted:
+            try:
+                truth = ref.evaluate(model, q, qd, qdd)
+                ref_err, err_true = measure(*truth, tau_b, M_b), measure(tau, M, *truth)
+            except SimbenchError:
+                ref_err = None
+        alterations: list[Alteration] = []
+        after, causes = err, []
+        if ref_err is not None and not ref_err.within(tol):
+            alterations = suspect(model, bullet, target.load, target.file_model)
+            if alterations:
+                after, causes, idle = _explain(model, q, qd, qdd, tau_b, M_b, ref_err, alterations, tol, ref)
+                res.notes += idle
+        if causes and truth is not None and err_true is not None:  # a user's dynamics where PyBullet is wrong
+            kinds = [c.kind for c in causes]
+            if voice is not None:
+                res.notes.append(f"Pinocchio against the true dynamics ({ref.label}): "
+                                 f"{measure(*voice, *truth).brief()}")
+            if err_true.within(tol):
+                res.causes = causes
+                res.notes.append(f"{dyn.label} matches {ref.label} on the model ({err_true.brief()}); the "
+                                 f"difference to PyBullet is explained with {ref.label}")
+                return done(EXPLAINED)
+            _worst(res, model, q, qd, qdd, tau, M, tau_b, M_b, tol, dyn.label, truth)
+            does = " and ".join(DOES.get(k, k) for k in dict.fromkeys(kinds))
+            off = _off_truth(model, tau, M, truth, tol)
+            if err.within(tol):
+                return done(FAIL, f"{dyn.label} agrees with PyBullet, which here {does} ({', '.join(kinds)}); "
+                                  f"against the true dynamics {off}")
+            return done(FAIL, f"unexplained: {dyn.label} differs from PyBullet, which here {does} "
+                              f"({', '.join(kinds)}), and from the true dynamics: {off}")
         if err.within(tol):
             if dyn.trusted and not err.within(1e-12):
                 # a small residual: PyBullet stores inertia as principal moments + rotation
@@ -182,39 +273,13 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
                                      f"inertia (links {', '.join(changed)}): with getDynamicsInfo's values "
                                      f"it is {e2.brief()}")
             return done(PASS)
-        # ---- explain: rebuild the robot as PyBullet sees it and rerun with simbench.dynamics
-        alterations = suspect(model, bullet, target.load, target.file_model)
-        if alterations and not dyn.trusted:
-            # ... only when the dynamics under test matches simbench.dynamics on the model
-            try:
-                agree = measure(tau, M, *ref.evaluate(model, q, qd, qdd)).within(tol)
-            except SimbenchError:
-                agree = False
-            if not agree:
-                alterations = []
-            else:
-                res.notes.append(f"{dyn.label} matches {ref.label} on the model; the difference to "
-                                 f"PyBullet is explained with {ref.label}")
-
-        def run(chs: Sequence[Alteration]) -> Errors:
-            if not chs:
-                return err
-            m2, g2 = as_pybullet_sees(model, chs)
-            (q2, qd2, qdd2), qm = altered_inputs(chs, q, qd, qdd)
-            return measure(ref.tau(m2, q2, qd2, qdd2, g2), ref.M(m2, qm), tau_b, M_b)
-
-        after = run(alterations)
-        if alterations and after.within(tol):
-            for a in alterations:
-                before = run([c for c in alterations if c is not a])
-                if not before.within(tol):
-                    res.causes.append(Cause(a.kind, a.links, a.description, before, after))
-                else:
-                    res.notes.append(f"suspected {a.kind} ({', '.join(a.links)}) has no measurable effect")
-            if res.causes:
-                return done(EXPLAINED)
+        if causes and dyn.trusted:
+            res.causes = causes
+            return done(EXPLAINED)
+        if not dyn.trusted and not (err_true is not None and err_true.within(tol)):
+            alterations = []  # tried with simbench.dynamics: only worth saying when it is the truth here
         # ---- unexplained
-        i = _worst(res, model, q, qd, qdd, tau, M, tau_b, M_b, tol)
+        i = _worst(res, model, q, qd, qdd, tau, M, tau_b, M_b, tol, dyn.label)
         reason = (f"unexplained: worst joint {res.worst['joint']!r} at sample {i}"
                   + (f"; tried {', '.join(a.kind for a in alterations)} -> {after.brief()}" if alterations else ""))
         pin_ok = voice is not None and measure(tau, M, *voice).within(tol)

@@ -12,8 +12,9 @@ Verdicts, one per robot:
 * ``SKIPPED``: nothing could be compared (PyBullet or simbench refuses the model), with the
   reason in one line.
 
-Exit status of a report: 1 on any ``FAIL`` or ``ERROR`` (and ``EXPLAINED`` with ``strict``) and
-when nothing at all was compared (only ``SKIPPED``); 0 otherwise.
+Exit status of a report: 130 when it was interrupted (Ctrl-C); 1 on any ``FAIL`` or ``ERROR``
+(and ``EXPLAINED`` with ``strict``) and when nothing at all was compared (only ``SKIPPED``); 0
+otherwise.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import numpy as np
 
 PASS, EXPLAINED, FAIL, ERROR, SKIPPED = "PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED"
 VERDICTS = (PASS, EXPLAINED, FAIL, ERROR, SKIPPED)
+INTERRUPTED = 130  # the exit status after Ctrl-C (128 + SIGINT)
 
 
 @dataclass
@@ -114,8 +116,12 @@ class RobotResult:
         w = self.worst
         if not w or "joint" not in w:
             return ""
-        return (f"worst joint {w['joint']!r}: ours {w['tau_ours']!r}, PyBullet {w['tau_pybullet']!r} "
-                f"at q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} gravity={w['gravity']!r}")
+        label = w.get("dynamics", "simbench.dynamics")
+        who = "ours" if label == "simbench.dynamics" else f"yours ({label})"
+        true = f", true (simbench.dynamics) {w['tau_true']!r}" if "tau_true" in w else ""
+        return (f"worst joint {w['joint']!r}: {who} {w.get('tau_tested', w.get('tau_ours'))!r}{true}, "
+                f"PyBullet {w['tau_pybullet']!r} at q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} "
+                f"gravity={w['gravity']!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"target": self.target, "name": self.name, "path": self.path, "verdict": self.verdict,
@@ -153,7 +159,10 @@ class Report:
         return sum(r.verdict != SKIPPED for r in self.results)
 
     def exit_code(self, strict: bool = False) -> int:
-        """1 on a FAIL or ERROR (with ``strict`` also EXPLAINED) or when nothing was compared."""
+        """The exit status of ``simbench check``: 130 when interrupted; 1 on a FAIL or ERROR (with
+        ``strict`` also EXPLAINED) or when nothing was compared; 0 otherwise."""
+        if self.interrupted:
+            return INTERRUPTED
         bad = {FAIL, ERROR, EXPLAINED} if strict else {FAIL, ERROR}
         if any(r.verdict in bad for r in self.results) or not self.compared:
             return 1
