@@ -68,8 +68,15 @@ def sleeps(q, qd, qdd):
 
 def exits(q, qd, qdd):
     os._exit(3)
+
+def noargs():
+    return right([0.0] * 7, [0.0] * 7, [0.0] * 7)
+
+def elbow(q, qd, qdd):
+    t = right(q, qd, qdd); t[3] += 0.5; return t
 '''
 RAISE_LINE = textwrap.dedent(MODULE).splitlines().index('    return {}["no such key"]') + 1
+NOARGS_LINE = textwrap.dedent(MODULE).splitlines().index('def noargs():') + 1
 SYNTAX_ERROR = "def tau(q, qd, qdd)\n    return q\n"
 IMPORT_ERROR = "import no_such_dependency_xyz\n\ndef tau(q, qd, qdd):\n    return q\n"
 
@@ -206,7 +213,7 @@ def test_ctrl_c_keeps_the_results_so_far_and_stops_the_worker(user_dir):
     assert proc.returncode == 130, out + err
     assert "Traceback" not in err and "interrupted" in err
     data = json.loads((user_dir / "r.json").read_text())
-    assert data["summary"]["interrupted"] is True
+    assert data["summary"]["interrupted"] is True and data["summary"]["exit_code"] == 130 == proc.returncode
     time.sleep(0.5)
     assert not pid_alive(int(pid_file.read_text()))
 
@@ -247,3 +254,49 @@ def test_a_module_that_hangs_at_import_gets_a_verdict_for_every_robot(user_dir):
     assert report.exit_code() == 1
     time.sleep(0.2)
     assert not pid_alive(int((user_dir / "import.pid").read_text()))
+
+
+def test_a_function_with_the_wrong_signature_is_shown_where_it_is_defined(user_dir, monkeypatch):
+    """A usage error (exit 2) naming the user's file and line and the signature expected, not
+    simbench's own code; through the API a SimbenchError with the same words."""
+    proc = simbench("check", KUKA, "--dynamics", "faulty_dyn:noargs", "--samples", "2", cwd=user_dir)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and proc.stdout == "" and len(err.splitlines()) == 1, (proc.stdout, err)
+    words = [f"noargs() (defined at faulty_dyn.py:{NOARGS_LINE})", "cannot be called as f(q, qd, qdd)",
+             "expected def noargs(q, qd, qdd)"]
+    assert err.startswith("simbench check: error: --dynamics 'faulty_dyn:noargs': ") and all(w in err for w in words), err
+    assert "usercode.py" not in err and "Traceback" not in err
+    monkeypatch.chdir(user_dir)
+    monkeypatch.syspath_prepend(str(user_dir))
+    import faulty_dyn
+
+    for dyn in ("faulty_dyn:noargs", faulty_dyn.noargs):
+        with pytest.raises(SimbenchError) as info:
+            cc.compare(KUKA, samples=2, dynamics=dyn, pinocchio=False)
+        assert all(w in str(info.value) for w in words) and "usercode.py" not in str(info.value), str(info.value)
+
+
+def test_a_fail_line_labels_the_users_values_as_theirs(user_dir):
+    """'yours (module:function)' for the user's torque in the printed worst joint, never 'ours';
+    the numbers are PyBullet's (called directly) and PyBullet's plus the known 0.5 N m."""
+    import pybullet as p
+
+    from simbench.paths import resolve_urdf
+
+    proc = simbench("check", KUKA, "--dynamics", "faulty_dyn:elbow", "--samples", "3", "--json", "r.json",
+                    "--no-pinocchio", cwd=user_dir)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    detail = [ln for ln in proc.stdout.splitlines() if ln.startswith(f"  FAIL {KUKA}: worst joint")]
+    assert len(detail) == 1 and "'lbr_iiwa_joint_4': yours (faulty_dyn:elbow) " in detail[0], proc.stdout
+    assert " ours " not in detail[0]
+    w = json.loads((user_dir / "r.json").read_text())["robots"][0]["worst"]
+    c = p.connect(p.DIRECT)
+    try:
+        p.setGravity(0, 0, -9.81, physicsClientId=c)
+        b = p.loadURDF(str(resolve_urdf(KUKA)), useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE,
+                       physicsClientId=c)
+        tb = p.calculateInverseDynamics(b, w["q"], w["qd"], w["qdd"], physicsClientId=c)[3]
+    finally:
+        p.disconnect(physicsClientId=c)
+    assert w["tau_pybullet"] == pytest.approx(tb, abs=1e-9) and w["tau_tested"] == pytest.approx(tb + 0.5, abs=1e-9)
+    assert f"yours (faulty_dyn:elbow) {w['tau_tested']!r}, PyBullet {w['tau_pybullet']!r}" in detail[0]

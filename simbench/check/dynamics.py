@@ -27,7 +27,7 @@ from ..errors import SimbenchError, shown
 from ..model import RobotModel
 from .isolation import ProcessRunner, ThreadRunner
 from .report import ERROR, FAIL
-from .usercode import FunctionNotFound, UserCodeFault, split_spec
+from .usercode import FunctionNotFound, UserCodeFault, signature_problem, split_spec
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -164,6 +164,9 @@ def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) 
     if isinstance(spec, DynamicsModule):
         return ModuleDynamics(spec, getattr(spec, "__name__", type(spec).__name__), timeout)
     if isinstance(spec, InverseDynamicsFunction):
+        problem = signature_problem(spec)
+        if problem:
+            raise SimbenchError(f"dynamics: {problem}")
         return FunctionDynamics(ThreadRunner(spec, timeout), getattr(spec, "__qualname__", repr(spec)))
     raise SimbenchError(f"dynamics must be None, 'module:function', a function tau = f(q, qd, qdd) or a "
                         f"module with inverse_dynamics and mass_matrix; got {shown(spec)}")

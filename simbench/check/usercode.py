@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import os
 import signal
 import sys
@@ -68,6 +69,33 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def defined_at(func: Any) -> str:
+    """'file.py:12' where ``func`` (or, for a callable object, its ``__call__``) is defined; ''
+    when Python does not know (a builtin, a C extension)."""
+    target = inspect.unwrap(func) if inspect.isroutine(func) else getattr(type(func), "__call__", func)
+    target = getattr(target, "py_func", target)  # a numba dispatcher: the Python function it compiles
+    code = getattr(inspect.unwrap(target), "__code__", None)
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}" if code is not None else ""
+
+
+def signature_problem(func: Any) -> str | None:
+    """Why ``func`` cannot be called as ``f(q, qd, qdd)``, with where it is defined and the
+    signature expected; None when it can (or when its signature cannot be read)."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(None, None, None)
+    except TypeError as exc:
+        name = getattr(func, "__name__", type(func).__name__)
+        where = defined_at(func)
+        return (f"{name}{sig}{f' (defined at {where})' if where else ''} cannot be called as f(q, qd, qdd): "
+                f"{exc}; expected def {name}(q, qd, qdd) returning the n joint torques (q, qd, qdd: "
+                f"arrays of shape (n,) in joint_names order)")
+    return None
+
+
 def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., Any]:
     """Import ``module`` of ``"module:function"`` (``search_path`` first on ``sys.path``) and
     return the function. :class:`UserCodeFault` (ERROR) when the import fails;
@@ -92,6 +120,9 @@ def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., A
     if not callable(func):
         raise FunctionNotFound(f"--dynamics {shown(spec)}: {shown(func_name)} in {shown(mod_name)} is a "
                                f"{type(func).__name__}; expected a function tau = f(q, qd, qdd)")
+    problem = signature_problem(func)
+    if problem:
+        raise FunctionNotFound(f"--dynamics {shown(spec)}: {problem}")
     return func
 
 
@@ -139,6 +170,9 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
     except BaseException as exc:  # anything the user's code raises, SystemExit included
         if isinstance(exc, KeyboardInterrupt):
             raise
+        problem = signature_problem(func)  # the call itself failed: not the user's line, the signature
+        if problem and isinstance(exc, TypeError) and len(traceback.extract_tb(exc.__traceback__)) == 1:
+            raise UserCodeFault(ERROR, f"{label}: {problem}") from None
         raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{_where(exc)} {where}") from None
     return as_torques(out, joint_names, label, where)
 
@@ -225,5 +259,5 @@ def serve(conn: Any) -> None:
             return
 
 
-__all__ = ["UserCodeFault", "FunctionNotFound", "split_spec", "load_function", "as_torques", "call",
+__all__ = ["UserCodeFault", "FunctionNotFound", "split_spec", "defined_at", "signature_problem", "load_function", "as_torques", "call",
            "evaluate", "serve", "serve_fd"]
