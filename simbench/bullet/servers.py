@@ -23,12 +23,31 @@ _gui_lock = threading.Lock()
 _gui_client: int | None = None
 
 
+#: how a gui value that is not True, False or None reads, for the closest valid choice
+_GUI_WORDS = {True: ("yes", "true", "on", "1", "gui", "window", "y"),
+              False: ("no", "false", "off", "0", "direct", "headless", "n", ""),
+              None: ("none", "auto", "default")}
+
+
+def check_gui(gui: Any) -> bool | None:
+    """``gui`` as True, False or None (numpy booleans too); else one line with the closest
+    valid choice: ``gui = 'yes'; expected True, False or None (...); did you mean True?``"""
+    if gui is None or isinstance(gui, (bool, np.bool_)):
+        return None if gui is None else bool(gui)
+    from ..errors import shown
+
+    word = str(gui).strip().lower() if isinstance(gui, (str, int, float)) else None
+    near = next((repr(v) for v, words in _GUI_WORDS.items() if word in words), None)
+    raise SimbenchError(f"gui = {shown(gui)}; expected True (a window), False (headless, DIRECT) or None (a "
+                        f"window when a display answers)" + (f"; did you mean {near}?" if near else ""))
+
+
 def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, bool]:
     """Connect to a new PyBullet server: GUI when asked and a display answers (``None``: when
     one answers), else DIRECT with one logged line (see :mod:`simbench.bullet.display`).
     Returns ``(client, is_gui)``. ``options`` go to ``p.connect(p.GUI, options=...)`` (e.g.
     ``"--width=800 --height=600"``). A second GUI in one process is a clear error."""
-    use_gui, held = choose_gui_held(gui)
+    use_gui, held = choose_gui_held(check_gui(gui))
     if not use_gui:
         return p.connect(p.DIRECT), False
     try:
@@ -90,6 +109,7 @@ class ServerPair:
         :class:`~simbench.sim.Simulation`'s window does at its first camera, so that PyBullet's
         default view never shows); without it, rendering is off only while the bodies load
         (measured under Xvfb, the KUKA-among-cubes scene: 0.21 s instead of 1.63 s)."""
+        check_gui(gui)   # before the scene is read: a bad value is said first
         self.scene = load_scene(scene)
         client, self.gui = open_client(gui, options=options)
         if self.gui:

@@ -20,7 +20,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.collision_detector import CollisionDetector
 from ..bullet.scene import LoadedBody, LoadedScene, Scene, SceneError
-from ..bullet.servers import ServerPair
+from ..bullet.servers import ServerPair, check_gui
 from ..errors import ShapeError, SimbenchError, as_rng, finite_number, lookup, shown
 from ..imaging import write_png
 from . import camera as cam
@@ -87,6 +87,7 @@ class Simulation:
                  dt: float = 1 / 240, real_time: bool = False, *, duration: float | None = None,
                  seed: int | np.random.Generator | None = None, render: str = "continuous",
                  shadows: bool = False, redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
+        gui = check_gui(gui)
         given = dt
         dt = finite_number(dt, "dt", " of seconds, 0 < dt <= 1")
         if not 0 < dt <= 1:
