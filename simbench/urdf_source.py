@@ -124,6 +124,8 @@ def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Seque
     xacro file's ``$(arg name)``.
     """
     path = resolve_urdf(spec, relative_to)
+    if path.suffix.lower() == ".toml":
+        raise URDFError(_scene_not_urdf(os.fspath(spec), path))
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -145,6 +147,25 @@ def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Seque
                         f"URDF, not xacro (.xacro, or <xacro:...> elements)")
     return source_from_string(raw, base_dir=path.parent, spec=os.fspath(spec), path=path,
                               package_map=package_map, xacro_args=args, issues=issues)
+
+
+def _scene_not_urdf(spec: str, path: Path) -> str:
+    """The line for a scene file given where a URDF is expected: how to get its robot's model,
+    and the robot's URDF when the scene names one."""
+    import tomllib
+
+    robot = ""
+    try:
+        data = tomllib.loads(path.read_text())
+        bodies = [b for b in data.get("body", []) if isinstance(b, Mapping)]
+        name = data.get("robot") or next((b.get("name") for b in bodies if b.get("name") == "robot"), None)
+        body = next((b for b in bodies if b.get("name") == name), bodies[0] if bodies else None)
+        if body is not None and isinstance(body.get("urdf"), str):
+            robot = f"; the URDF of its body {body.get('name')!r} is {body['urdf']!r}"
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, TypeError):
+        pass
+    return (f"{shown_path(spec)} is a scene file, not a URDF; the model of its robot as PyBullet simulates "
+            f"it is simbench.Simulation({spec!r}, gui=False).model{robot}")
 
 
 @contextlib.contextmanager
