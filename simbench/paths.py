@@ -79,13 +79,15 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
 
 #: the kinds of file a misspelled name is matched against when it has no suffix of its own
 _SUFFIXES = (".urdf", ".xacro", ".toml")
+#: other suffixes a misspelled name is matched by (a script's)
+_OTHER_SUFFIXES = (".py",)
 
 
 def _near(text: str, first: Path) -> list[str]:
     """Up to three existing files whose names are close to the missing ``text``, written the way
     it was (with its ``pybullet_data:`` or ``simbench:`` prefix): files of the same kind under the
     prefix's folder, or in the folder of a plain path."""
-    suffixes = (first.suffix,) if first.suffix in _SUFFIXES else _SUFFIXES
+    suffixes = (first.suffix,) if first.suffix in _SUFFIXES + _OTHER_SUFFIXES else _SUFFIXES
     if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
         prefix, _, name = text.partition(":")
         roots = [pybullet_data_dir()] if prefix + ":" == PYBULLET_DATA_PREFIX else \
@@ -117,7 +119,7 @@ def _near(text: str, first: Path) -> list[str]:
 def _files_in(text: str, folder: Path, what: str) -> str:
     """``", e.g. 'simbench:planar_2r.urdf', ..."``: three files of the kind ``what`` names
     (URDF, scene, else any of :data:`_SUFFIXES`) in ``folder``, written the way ``text`` was."""
-    kind = {"URDF file": (".urdf", ".xacro"), "scene file": (".toml",)}.get(what, _SUFFIXES)
+    kind = {"URDF file": (".urdf", ".xacro"), "scene file": (".toml",), "script": (".py",)}.get(what, _SUFFIXES)
     try:
         files = sorted((p for s in kind for p in folder.rglob(f"*{s}")),
                        key=lambda p: (len(p.relative_to(folder).parts), str(p)))[:3]

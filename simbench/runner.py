@@ -33,6 +33,7 @@ A script can run itself with ``python SCRIPT.py [options]`` by ending with::
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import runpy
 import signal
@@ -48,6 +49,7 @@ from typing import IO, Any
 import numpy as np
 
 from .errors import RecordingError, SimbenchError, shown, shown_path
+from .paths import resolve_path
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -126,6 +128,9 @@ def _size(text: str) -> tuple[int, int]:
 def run_cli(args: argparse.Namespace) -> int:
     """Entry point of ``simbench run``; returns the exit status (130 after Ctrl-C, 143 after
     SIGTERM)."""
+    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
+        raise SimbenchError(f"--duration {shown(args.duration)}: expected a positive number of seconds, "
+                            f"e.g. --duration 1 (leave it out for the script's DURATION)")
     try:
         result = run_script(args.script, gui=args.gui, duration=args.duration, record=args.record,
                             fps=args.fps, size=args.size, scene=args.scene, dt=args.dt,
@@ -139,9 +144,11 @@ def run_cli(args: argparse.Namespace) -> int:
 
 def load_script(path: str | os.PathLike) -> dict[str, Any]:
     """Execute a scenario script (as module ``__simbench_script__``) and return its globals."""
+    try:   # "script not found: 'myscrpt.py'; did you mean 'myscript.py'?"
+        resolve_path(path, what="script")
+    except SimbenchError as exc:
+        raise SimbenchError(str(exc)) from None
     path = Path(path)
-    if not path.is_file():
-        raise SimbenchError(f"script not found: {shown_path(str(path))}")
     try:
         return runpy.run_path(str(path), run_name="__simbench_script__")
     except SyntaxError as exc:  # the file is not a script yet: one line naming where
@@ -174,7 +181,8 @@ def _scene_from(value: Any, base: Path):
         return Scene.from_dict({"body": [{"name": "robot", "urdf": text, "fixed_base": True}]},
                                base_dir=base, source=text)
     path = Path(text).expanduser()
-    return Scene.from_toml(path if path.is_absolute() else base / path)
+    # --scene (from the current folder) is named in messages as the user wrote it
+    return Scene.from_toml(path if path.is_absolute() or base == Path.cwd() else base / path)
 
 
 def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: float | None = None,
