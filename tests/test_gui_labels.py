@@ -8,6 +8,7 @@ the window's sky colour); the clearance colours expected from the distances the 
 prints (its physics, not its drawing).
 """
 import re
+import sys
 import textwrap
 
 import numpy as np
@@ -135,3 +136,57 @@ def test_view_frames_the_robot_between_the_panels(display, tmp_path):
     fill = (rows[-1] - rows[0] + 1) / (y1 - y0)
     assert fill >= 0.6, (fill, rows[0], rows[-1], y1 - y0)
     assert rows[0] > 2 and rows[-1] < y1 - y0 - 3 and cols[0] > 2 and cols[-1] < x1 - x0 - 3, (rows, cols)
+
+
+PAUSED = textwrap.dedent("""
+    import sys, time
+    import simbench
+    from simbench.bullet.collision import NamedCollisionObject as O
+    with simbench.Simulation("simbench:kuka_cubes.toml", gui=True) as sim:
+        det = sim.detector([(O("robot", "lbr_iiwa_link_7"), O("cube1")),
+                            (O("robot", "lbr_iiwa_link_4"), O("cube2"))])
+        det.closest_points(sim.robot.q)     # set up before the timed part
+        sim.robot.set_joint_targets({"lbr_iiwa_joint_2": 1.0})
+        sim.step(456)                       # t = 1.90 s
+        time.sleep(0.5)
+        sim.step()                          # its time pushed: the texts were due
+        t0 = time.perf_counter()
+        for _ in range(23):                 # t = 2.00 s, steps well within one text period
+            sim.step()
+        sim.draw_closest_points(det.closest_points(sim.robot.q))
+        print(f"paused at t = {sim.t:.2f} s after {time.perf_counter() - t0:.3f} s", flush=True)
+        time.sleep(2.5)                     # the script computes: no step
+        sim.window.tick(sim.t, force=True)  # the reference: the window told to draw now
+        print("told", flush=True)
+        time.sleep(1.5)
+""")
+
+
+def test_window_catches_up_when_the_script_stops_stepping(display, tmp_path):
+    """A script that steps, draws closest points, then pauses (computes, sleeps) without
+    another step: the window showed an earlier time ('t = 1.80 s' at sim.t = 2.0) and never drew
+    the segments (texts are pushed at most 3 times a second, at steps). Within a second of the
+    pause the screen must hold the legend's three lines (the time and the two drawn pairs, each
+    beside a swatch) and the time row must be pixel for pixel what the window draws when told
+    to draw at that moment (the reference, grabbed after ``tick(force=True)``)."""
+    w = Watched([sys.executable, "-c", PAUSED], display, cwd=tmp_path, period=0.25,
+                ready=lambda line: line.startswith("paused"))
+    assert w.returncode == 0, w.text("err")[-3000:]
+    assert "paused at t = 2.00 s" in w.text()
+    assert float(w.text().split(" after ")[1].split()[0]) < 0.2, w.text()  # no text was due before the pause
+    paused, told = w.time_of("^paused"), w.time_of("^told")
+    during = [img for t, img in w.grabs if paused + 1.0 < t < told - 0.1]
+    after = [img for t, img in w.grabs if told + 0.5 < t]
+    assert len(during) >= 3 and after, (len(during), len(after))
+    while after and after[-1].std() < 10:  # the window closing at the end: black
+        after.pop()
+    reference = after[-1]
+    time_row = legend_rows(reference)[0][0]
+    assert 6 <= time_row[1] - time_row[0] <= 17 and time_row[2] >= 25, time_row
+    rows = slice(time_row[0], time_row[1])
+    for img in during:
+        lines, swatches = legend_rows(img)
+        assert len(lines) == 3 and len(swatches) == 2, (lines, swatches)
+        assert np.array_equal(img[:170][rows, 30:185], reference[:170][rows, 30:185])
+    compared = len(during)
+    assert compared >= 3

@@ -124,7 +124,7 @@ class Simulation:
             p.setTimeStep(dt, physicsClientId=self.client)
             if self.gui:
                 self.window = Window(self.client, render, shadows=shadows, redraw_hz=redraw_hz,
-                                     overlay_hz=overlay_hz)
+                                     overlay_hz=overlay_hz, gone=self._gone)
             #: the orbit camera of headless frames (and, in the GUI, the window's start view)
             self.camera = self.frame_scene()
             if self.window is not None:
@@ -473,6 +473,8 @@ class Simulation:
             except Exception as exc:  # still close the servers
                 errors.append(exc)
         self._closed = True
+        if self.window is not None:
+            self.window.close()
         self._gone.append("closed (sim.close())")
         self._finalizer()
         if errors:

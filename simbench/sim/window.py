@@ -33,11 +33,20 @@ run). Hence the defaults: continuous rendering, shadows off (``shadows=True`` tu
 lines pushed to the window at most ``overlay_hz`` times per wall-clock second and texts at most
 :data:`TEXT_HZ` times, a text replaced only when its string or place changed, so that drawing
 never dominates a run.
+
+What a script shows is never left behind when it stops stepping: the last steps' time and a
+drawing made just after a push would otherwise wait for the next step, which a script that
+pauses or computes may not take for seconds. A daemon thread (:meth:`Window._catch_up`) pushes
+such a window's overlay once no step came for ``1 / TEXT_HZ`` s. PyBullet holds the GIL in each
+call, so its calls from the two threads never interleave; the window's own state is under one
+lock.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -85,8 +94,16 @@ class Window:
     """The GUI side of a :class:`~simbench.sim.Simulation` on PyBullet client ``client``."""
 
     def __init__(self, client: int, render: str = "continuous", *, shadows: bool = False,
-                 redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ, show_time: bool = True):
+                 redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ, show_time: bool = True,
+                 gone: list | None = None):
+        """``gone``: the owner's closed flag (a :class:`~simbench.bullet.servers.ServerPair`'s
+        ``gone`` list): non-empty, nothing more is drawn (PyBullet gives a closed server's id to
+        the next one it opens)."""
         self.client, self.render = client, check_render(render)
+        self._gone = gone if gone is not None else []
+        self._closed = False
+        self._lock = threading.RLock()
+        self._last_tick = time.perf_counter()
         self.redraw_hz, self.overlay_hz, self.show_time = float(redraw_hz), float(overlay_hz), bool(show_time)
         self._lines: dict[str, list[int]] = {}
         self._texts: dict[str, list[tuple[int, tuple]]] = {}  # legend entries: (item, what it shows)
@@ -106,6 +123,38 @@ class Window:
         p.configureDebugVisualizer(p.COV_ENABLE_SHADOWS, int(bool(shadows)), physicsClientId=client)
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=client)
+        threading.Thread(target=Window._catch_up, args=(weakref.ref(self),), daemon=True,
+                         name=f"simbench-window-{client}").start()
+
+    @staticmethod
+    def _catch_up(ref: "weakref.ref[Window]") -> None:
+        """Every ``1 / TEXT_HZ`` s: when no step came for that long and the window is behind
+        (a drawing not pushed, the time not the last step's), push it now. Ends with the window
+        (closed, or garbage-collected: the thread holds it only while it looks)."""
+        while True:
+            time.sleep(1.0 / TEXT_HZ)
+            window = ref()
+            if window is None or window._closed or window._gone:
+                return
+            with window._lock:
+                if window._closed or window._gone:
+                    return
+                idle = time.perf_counter() - window._last_tick >= 1.0 / TEXT_HZ
+                if idle and window.behind():
+                    try:
+                        window._tick(window._t, True)
+                    except p.error:   # the window was closed by hand: its owner says so
+                        return
+            del window
+
+    def behind(self) -> bool:
+        """Something drawn or stepped is not on the screen yet."""
+        return bool(self._pending) or (self.show_time and self._time_text != time_text(self._t))
+
+    def close(self) -> None:
+        """Draw nothing more (the owner is closing the server)."""
+        with self._lock:   # waits for a push of the thread that catches up
+            self._closed = True
 
     # ------------------------------------------------------------------ camera
     def camera(self) -> dict[str, Any]:
@@ -157,13 +206,19 @@ class Window:
     def show(self, key: str, segments: Sequence[Segment]) -> None:
         """Show ``segments`` under ``key`` (replacing what ``key`` showed before); pushed to the
         window at the next :meth:`tick` that is due (at once when none was pushed for
-        ``1 / overlay_hz`` s)."""
-        self._pending[key] = list(segments)
-        self.tick(self._t)
+        ``1 / overlay_hz`` s; within ``1 / TEXT_HZ`` s when no step comes)."""
+        with self._lock:
+            self._pending[key] = list(segments)
+            self.tick(self._t)
 
     def tick(self, t: float, *, force: bool = False) -> None:
         """Called after every step with the simulated time ``t``: pushes the overlay when due
         and, in ``"sync"`` mode, redraws the window when due."""
+        with self._lock:
+            self._last_tick = time.perf_counter()
+            self._tick(t, force)
+
+    def _tick(self, t: float, force: bool) -> None:
         self._t = t
         now = time.perf_counter()
         if force or now - self._last_overlay >= 1.0 / self.overlay_hz:
@@ -286,7 +341,7 @@ class Window:
         self._leader_items[key] = new
 
     def _push_time(self, t: float) -> None:
-        text = f"t = {t:.2f} s"
+        text = time_text(t)
         if text == self._time_text:
             return
         cam = self._cam if self._cam is not None else self.camera()
@@ -298,6 +353,10 @@ class Window:
 
     def clear(self, key: str | None = None) -> None:
         """Remove the items of ``key`` (None: every key and the time readout)."""
+        with self._lock:
+            self._clear(key)
+
+    def _clear(self, key: str | None) -> None:
         keys = list({**self._lines, **self._drawn, **self._pending}) if key is None else [key]
         for k in keys:
             items = self._lines.pop(k, []) + self._leader_items.pop(k, [])
@@ -310,6 +369,11 @@ class Window:
         if key is None and self._time_item >= 0:
             p.removeUserDebugItem(self._time_item, physicsClientId=self.client)
             self._time_item, self._time_text = -1, ""
+
+
+def time_text(t: float) -> str:
+    """The time readout, ``t = 1.25 s``."""
+    return f"t = {t:.2f} s"
 
 
 def legend_text(seg: Segment) -> str:
