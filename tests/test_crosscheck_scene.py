@@ -1,5 +1,6 @@
 """Scene targets: ``simbench check SCENE.toml:BODY`` checks the body as the scene loads it (base
-orientation, ``scale``), with the model a simulation hands its user (``LoadedBody.model``).
+orientation, ``scale``), with the model a simulation hands its user (``LoadedBody.posed_model``)
+with the file's own inertials.
 
 Oracles: PyBullet called directly (a fixed base loaded rotated; ``globalScaling``) and
 Pinocchio's own URDF parser with gravity expressed in the base frame, ``R^T g``.
@@ -200,3 +201,25 @@ def test_scene_target_in_the_json_report(scene, tmp_path):
     robot = json.loads(js.read_text())["robots"][0]
     assert robot["target"] == f"{scene}:wall_arm" and robot["path"] == str(resolve_urdf(KUKA))
     assert robot["verdict"] == "EXPLAINED" and robot["causes"][0]["kind"] == "base_orientation_ignored"
+
+
+@pytest.mark.parametrize("defect, kind", [("missing_inertial", "missing_inertial_default"),
+                                          ("triangle_inequality", "triangle_inequality_zeroed")])
+def test_scene_body_with_pybullets_inertial_substitution_is_explained_as_its_urdf(tmp_path, defect, kind):
+    """A scene body whose URDF PyBullet alters silently (a link without <inertial>, a
+    triangle-breaking inertia) is checked against the file, as the URDF alone is: EXPLAINED by
+    the substitution on link2, and the model under test agrees with Pinocchio's parse of the
+    file (which makes no substitution), not with PyBullet. A simulation's ``sim.model`` carries
+    PyBullet's inertials instead; the check of the scene body once said PASS with them."""
+    urdf = resolve_urdf(f"simbench:urdf/defects/{defect}.urdf")
+    path = tmp_path / "s.toml"
+    path.write_text(f'[[body]]\nname = "arm"\nurdf = "{urdf}"\nfixed_base = true\n')
+    compared = 0
+    for target in (f"{path}:arm", str(urdf)):
+        r = cc.compare(target, samples=6)
+        assert r.verdict == cc.EXPLAINED, r.line()
+        assert [(c.kind, list(c.links)) for c in r.causes] == [(kind, ["link2"])], r.line()
+        assert cc.Errors.from_dict(r.pinocchio["vs_ours"]).within(1e-10)
+        assert not cc.Errors.from_dict(r.pinocchio["vs_pybullet"]).within(1e-3)
+        compared += 1
+    assert compared == 2

@@ -266,6 +266,11 @@ class LoadedBody:
 
     @cached_property
     def model(self):
+        """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it
+        (:meth:`posed_model`)."""
+        return self.posed_model()
+
+    def posed_model(self, pybullet_inertials: bool = True):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it: the
         file's model as the scene loads it (:meth:`BodySpec.robot_model`: xacro arguments and
         package map applied) with the inertials PyBullet puts in place of the file's (a link
@@ -278,10 +283,17 @@ class LoadedBody:
           body's server (the scene's ``gravity``): exact at any mount (a wall, upside down).
         * ``fixed_base = false``: a floating base (free-flyer root, ``nq = 7 + n``,
           ``nv = 6 + n``) with the world's gravity; the base pose and twist are part of q and v
-          (:meth:`simbench.sim.Robot.model_state`)."""
+          (:meth:`simbench.sim.Robot.model_state`).
+
+        ``pybullet_inertials=False``: the file's own inertials, posed and scaled the same (what
+        ``simbench check`` tests a scene body against, explaining PyBullet's substitutions as
+        it does for a URDF)."""
         if self.spec is None:
             raise SceneError(f"body {self.name!r} was not loaded from a scene, so its URDF is unknown")
-        model = self.spec.pybullet_inertials().apply(self.spec.robot_model()).scaled(self.spec.scale)
+        model = self.spec.robot_model()
+        if pybullet_inertials:
+            model = self.spec.pybullet_inertials().apply(model)
+        model = model.scaled(self.spec.scale)
         params = p.getPhysicsEngineParameters(physicsClientId=self.client)
         g_world = np.array([params[f"gravityAcceleration{axis}"] for axis in "XYZ"])
         if not self.fixed_base:

@@ -4,8 +4,10 @@ A target is a URDF (a path, ``pybullet_data:NAME`` or ``simbench:NAME``), or a b
 as the scene loads it: ``SCENE.toml:BODY``, or ``SCENE.toml`` for the scene's robot. A scene
 body keeps its base orientation (PyBullet's fixed base is loaded rotated, and our model must
 carry gravity in the base frame, ``R^T g``) and its ``scale`` (PyBullet's ``globalScaling``).
-The model under test for a scene body is :attr:`LoadedBody.model <simbench.bullet.scene.LoadedBody.model>`,
-the model a simulation of the scene hands its user.
+The model under test for a scene body is the one a simulation of the scene hands its user
+(:meth:`LoadedBody.posed_model <simbench.bullet.scene.LoadedBody.posed_model>`) with the file's
+own inertials: PyBullet's substitutions (a link without ``<inertial>``, a triangle-breaking
+inertia) are then explained as they are for the URDF alone.
 """
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ def target_label(target: str | os.PathLike) -> str:
 class Target:
     """One robot to check: the file as loaded (:class:`~simbench.urdf_source.UrdfSource`), its
     model (parsed once), how PyBullet loads it, and for a scene body its spec (the model under
-    test is then the scene's :attr:`LoadedBody.model <simbench.bullet.scene.LoadedBody.model>`).
+    test is then the scene's :meth:`LoadedBody.posed_model <simbench.bullet.scene.LoadedBody.posed_model>`
+    with the file's inertials).
     ``refused``: why the file cannot be loaded (a ``URDFError``'s one line; the target is then
     SKIPPED with it)."""
 
@@ -69,11 +72,12 @@ class Target:
     def model_in(self, bullet: BulletRobot) -> tuple[RobotModel, list[str]]:
         """The model under test for the body ``bullet`` loaded, and notes about it: for a URDF
         target the file's model with gravity ``R^T g`` of the loaded base orientation, for a
-        scene body its :attr:`LoadedBody.model <simbench.bullet.scene.LoadedBody.model>`
-        (orientation and scale included), the model a simulation of the scene hands its user."""
+        scene body :meth:`LoadedBody.posed_model <simbench.bullet.scene.LoadedBody.posed_model>`
+        (orientation and scale included) with the file's own inertials."""
         assert self.file_model is not None and self.load is not None
         if self.body is not None:
-            return LoadedBody(self.body.name, bullet.body, bullet.client, self.body).model, []
+            body = LoadedBody(self.body.name, bullet.body, bullet.client, self.body)
+            return body.posed_model(pybullet_inertials=False), []
         R = self.load.base_rotation
         g_base = tuple(float(x) for x in R.T @ np.asarray(self.load.gravity, float))
         same = np.allclose(self.file_model.gravity, g_base, rtol=0, atol=0)
