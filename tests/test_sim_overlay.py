@@ -139,3 +139,16 @@ def test_labels_of_segments_with_one_midpoint_are_stacked_in_pictures():
     rows.sort()
     assert all(a[1] < b[0] for a, b in zip(rows, rows[1:])), rows
     assert len(rows) == 3
+
+
+def test_distance_text_rounds_to_the_millimetre_without_a_negative_zero():
+    """A touching pair's distance comes out of PyBullet as a tiny negative number (-3e-5 m):
+    the legend said '-0.000 m'. Shown to the millimetre, -0.0004 is 0.000; -0.0006 a real
+    penetration of -0.001; the values by Python's own rounding otherwise."""
+    from simbench.sim.overlay import Segment
+
+    cases = {-3e-5: "0.000 m", -0.0004: "0.000 m", 0.0: "0.000 m", -0.0006: "-0.001 m",
+             0.8334: "0.833 m", -0.0123: "-0.012 m", 1.2345678: "1.235 m"}
+    for d, want in cases.items():
+        assert Segment((0, 0, 0), (0, 0, 1), d).text == want, d
+    assert len(cases) == 7

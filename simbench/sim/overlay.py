@@ -46,8 +46,9 @@ class Segment:
 
     @property
     def text(self) -> str:
-        """The distance as shown next to the segment."""
-        return f"{self.distance:.3f} m"
+        """The distance as shown, to the millimetre (``0.000 m`` in contact, never ``-0.000``)."""
+        d = self.distance
+        return f"{0.0 if abs(d) < 0.0005 else d:.3f} m"
 
 
 def clearance_rgb(distance: float, far: float = FAR) -> tuple[float, float, float]:
