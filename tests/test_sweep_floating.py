@@ -119,3 +119,28 @@ def test_a_welded_folder_is_not_resumed_as_a_floating_one_and_back(tmp_path):
     assert refused == 2
     again = sweep("dynamics", A1, out=tmp_path / "f", floating=True, **kw)   # the same parameters resume
     assert again.complete and again.skipped == 2 and again.computed == 0
+
+
+def test_check_sweep_with_floating_checks_the_free_flyer_model(tmp_path):
+    """``sweep check --floating`` checks each URDF as ``simbench check --floating`` does: the
+    a1's row has the free-flyer model's dof (Pinocchio's own parse with its JointModelFreeFlyer:
+    nv = 18), without the option the welded one's (nv = 12); the option is one of the sweep's
+    (a folder of one is not resumed as the other)."""
+    import pinocchio
+    from simbench.paths import resolve_urdf
+
+    path = str(resolve_urdf(A1))
+    nv = {True: pinocchio.buildModelFromUrdf(path, pinocchio.JointModelFreeFlyer()).nv,
+          False: pinocchio.buildModelFromUrdf(path).nv}
+    assert nv == {True: 18, False: 12}
+    compared = 0
+    for floating in (True, False):
+        out = tmp_path / f"chk{int(floating)}"
+        proc = run_cli("check", A1, "--samples", "4", "--out", str(out), *(["--floating"] if floating else []))
+        assert proc.returncode in (0, 1), proc.stderr[-2000:]
+        row = sweep("check", A1, samples=4, out=out, floating=floating, progress=False).arrays()
+        assert int(row["dof"][0]) == nv[floating] and row["verdict"][0] in ("PASS", "EXPLAINED"), row
+        compared += 1
+    assert compared == 2
+    with pytest.raises(SimbenchError, match="floating"):
+        sweep("check", A1, samples=4, out=tmp_path / "chk0", floating=True, progress=False)

@@ -26,10 +26,11 @@ DEFAULT_CHUNK = 1
 CORPORA = ("pybullet_data",)
 
 
-def check_row(target: str, states: int, seed: int, tol: float, pinocchio: bool) -> dict[str, Any]:
+def check_row(target: str, states: int, seed: int, tol: float, pinocchio: bool,
+              floating: bool = False) -> dict[str, Any]:
     """One robot's cross-check as a flat row (see the module docstring)."""
     try:
-        r = _check.compare(target, samples=states, seed=seed, tol=tol, pinocchio=pinocchio)
+        r = _check.compare(target, samples=states, seed=seed, tol=tol, pinocchio=pinocchio, floating=floating)
     except Exception as exc:  # one broken robot must not stop the sweep (as check --corpus does)
         return {"target": str(target), "name": "", "verdict": "FAIL", "dof": 0, "tau_abs": math.nan,
                 "tau_rel": math.nan, "M_abs": math.nan, "M_rel": math.nan, "causes": "",
@@ -51,8 +52,10 @@ _FLOATS = ("tau_abs", "tau_rel", "M_abs", "M_rel")
 
 
 def prepare(targets: list[str], *, samples: Any = 50, seed: Any = 0, chunk_size: int | None = None,
-            corpus_name: str | None = None, tol: float = 1e-8, pinocchio: bool = True, **unused: Any) -> JobSpec:
-    """The spec of a check sweep over ``targets`` (and a corpus); ``samples``: states per robot."""
+            corpus_name: str | None = None, tol: float = 1e-8, pinocchio: bool = True, floating: bool = False,
+            **unused: Any) -> JobSpec:
+    """The spec of a check sweep over ``targets`` (and a corpus); ``samples``: states per robot;
+    ``floating``: each URDF with a free-flyer root, as ``simbench check --floating``."""
     from .sampling import check_seed
 
     if unused:
@@ -78,6 +81,8 @@ def prepare(targets: list[str], *, samples: Any = 50, seed: Any = 0, chunk_size:
               *(scalar(k, "float64") for k in _FLOATS), *(scalar(k, "string") for k in _STRINGS[3:]))
     options = (("targets", todo), ("states", states), ("tol", tol_v), ("pinocchio", bool(pinocchio)),
                ("corpus", corpus_name))
+    if floating:  # only then: a welded sweep's folder of an earlier version still resumes
+        options += (("floating", True),)
     chunk = check_count(DEFAULT_CHUNK if chunk_size is None else chunk_size, "chunk_size")
     return JobSpec("check", len(todo), chunk, check_seed(seed), arrays, files, options)
 
@@ -88,7 +93,7 @@ class CheckRunner:
 
     def run(self, chunk: Chunk) -> dict[str, Any]:
         o = dict(self.spec.options)
-        rows = [check_row(t, o["states"], self.spec.seed, o["tol"], o["pinocchio"])
+        rows = [check_row(t, o["states"], self.spec.seed, o["tol"], o["pinocchio"], o.get("floating", False))
                 for t in o["targets"][chunk.start:chunk.stop]]
         out: dict[str, Any] = {"sample": np.arange(chunk.start, chunk.stop)}
         for k in _STRINGS:

@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="a floating base, as simbench check --floating (free-flyer root): q gains the base pose "
                           "q(base_x) ... q(base_qw) (position in [-1, 1] m, orientation uniform on SO(3)), qd, qdd, "
                           "tau and qdd_free the base twist, its rate and the wrench on the base (base_vx ... base_wz, "
-                          "base frame); without it the root link is welded to the world")
+                          "base frame); without it the root link is welded to the world. For sweep check: each URDF checked "
+                          "with a free-flyer root, as simbench check --floating")
     chk = parser.add_argument_group("check")
     chk.add_argument("--corpus", metavar="pybullet_data", help="also check every distinct URDF of this corpus")
     chk.add_argument("--tol", metavar="T", help="pass tolerance as in simbench check (default 1e-8)")
@@ -93,7 +94,7 @@ def options_of(args: argparse.Namespace) -> dict:
              "witness": args.witness or None, "configs": args.configs, "qd_max": args.qd_max,
              "qdd_max": args.qdd_max, "floating": args.floating or None, "corpus": args.corpus, "tol": args.tol, "no_pinocchio": args.no_pinocchio or None}
     own = {"collision": {"pairs", "pair", "max_distance", "margin", "witness", "configs"},
-           "dynamics": {"qd_max", "qdd_max", "floating"}, "check": {"corpus", "tol", "no_pinocchio"}}[args.kind]
+           "dynamics": {"qd_max", "qdd_max", "floating"}, "check": {"corpus", "tol", "no_pinocchio", "floating"}}[args.kind]
     for key, value in given.items():
         if value is not None and key not in own:
             raise SimbenchError(f"--{key.replace('_', '-')} is not an option of sweep {args.kind}")
@@ -108,7 +109,8 @@ def options_of(args: argparse.Namespace) -> dict:
         out.update(qd_max=_number(args.qd_max, "--qd-max"), qdd_max=_number(args.qdd_max, "--qdd-max"),
                    floating=args.floating)
     else:
-        out.update(corpus_name=args.corpus, tol=_number(args.tol, "--tol"), pinocchio=not args.no_pinocchio)
+        out.update(corpus_name=args.corpus, tol=_number(args.tol, "--tol"), pinocchio=not args.no_pinocchio,
+                   floating=args.floating)
     return out
 
 

@@ -191,8 +191,8 @@ def sweep(kind: str, target: str | os.PathLike | Sequence[str | os.PathLike] = (
     ``kind``: ``"collision"`` (``target`` a scene; options ``pairs``, ``max_distance``,
     ``margin``, ``witness``, ``configs``), ``"dynamics"`` (a URDF; ``qd_max``, ``qdd_max``,
     ``floating``: a free-flyer base, its pose, twist and wrench as columns) or
-    ``"check"`` (URDFs; ``corpus_name``, ``tol``, ``pinocchio``; ``samples`` = states per
-    robot). The same ``seed`` and ``chunk_size`` give bit-identical files whatever ``engine``
+    ``"check"`` (URDFs; ``corpus_name``, ``tol``, ``pinocchio``, ``floating``; ``samples`` =
+    states per robot). The same ``seed`` and ``chunk_size`` give bit-identical files whatever ``engine``
     (``"local"`` or ``"ray"``) and ``workers``.
     """
     targets = [os.fspath(target)] if isinstance(target, (str, os.PathLike)) else [os.fspath(t) for t in target]
