@@ -140,12 +140,8 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(
 
 
 def _legend(row: Row) -> list:
-    """The text of demo.png: the waypoint and each distance in its segment's colour."""
-    from .sim.overlay import clearance_rgb
-
-    lines: list = [f"waypoint {row.index}: {LINK[0]}:{LINK[1]} to"]
-    lines += [(f"  {name}: {d:.4f} m", clearance_rgb(d)) for name, d in zip(OBSTACLES, row.distances)]
-    return lines
+    """The line of demo.png above its distance legend (the segments' own, as in the window)."""
+    return [f"waypoint {row.index}: distances from {LINK[0]}:{LINK[1]}"]
 
 
 __all__ = ["waypoints", "run_demo", "Row", "WAYPOINTS", "OBSTACLES", "LINK"]

@@ -100,45 +100,51 @@ def test_add_and_remove_body_on_both_servers_vs_direct_pybullet():
             det.compute_distances()
 
 
-def test_stack_labels_moves_overlapping_boxes_below_the_ones_placed():
-    from simbench.sim.overlay import stack_labels
-
-    boxes = [(10, 10, 60, 22), (12, 12, 62, 24), (30, 11, 80, 23), (200, 10, 250, 22)]
-    out = stack_labels(boxes, 14)
-    assert out[0] == boxes[0] and out[3] == boxes[3]          # nothing in their way: where asked
-    assert out[1] == (12, 26, 62, 38) and out[2] == (30, 39, 80, 51)  # one and two steps down
-    compared = 0
-    for i, a in enumerate(out):
-        for b in out[i + 1:]:
-            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
-            compared += 1
-    assert compared == 6
-
-
-def test_labels_of_segments_with_one_midpoint_are_stacked_in_pictures():
-    """Three segments with the same midpoint (in the demo they all start at link 7): each
-    distance label is drawn, in its own colour, in rows that do not overlap."""
-    from simbench.sim.camera import matrices, project
-    from simbench.sim.overlay import Segment, annotate, clearance_rgb
+def test_pictures_carry_the_windows_legend():
+    """Three segments on a black picture (green, yellow and red by clearance): the top-left
+    legend holds the time, then one row per segment in order, each with a swatch of its
+    segment's colour at the left edge and white text to its right, and a grey leader line that
+    ends at the segment's midpoint, projected with the camera's matrices (PyBullet's
+    computeViewMatrix / computeProjectionMatrixFOV: an independent projection)."""
+    from simbench.sim.camera import matrices
+    from simbench.sim.overlay import Segment, annotate
 
     camera = {"target": (0.0, 0.0, 0.5), "distance": 2.0, "yaw": 0.0, "pitch": 0.0}
     w, h = 640, 480
     view, proj = matrices(camera, (w, h))
-    segs = [Segment((0, 0, 0.3), (0, 0, 0.7), d) for d in (0.5, 0.15, -0.1)]  # green, yellow, red
-    img = annotate(np.zeros((h, w, 3), np.uint8), view=view, proj=proj, segments=segs).astype(int)
-    (u, _), _ = project(np.array([0.0, 0.0, 0.5]), view, proj, (w, h))
-    r, g = img[..., 0], img[..., 1]
-    masks = [(g > 150) & (r < 100), (r > 150) & (g > 150), (r > 150) & (g < 100)]  # green, yellow, red
+    xs = (-0.5, 0.0, 0.5)
+    segs = [Segment((x, 0, 0.3), (x, 0, 0.7), d, name) for x, d, name in
+            zip(xs, (0.5, 0.15, -0.1), ("far", "near", "touching"))]
+    img = annotate(np.zeros((h, w, 3), np.uint8), view=view, proj=proj, segments=segs, time=1.5).astype(int)
+    V, P = (np.array(m).reshape(4, 4).T for m in (p.computeViewMatrix([0, -2, 0.5], [0, 0, 0.5], [0, 0, 1]),
+                                                   p.computeProjectionMatrixFOV(60, w / h, 0.02, 100)))
+    np.testing.assert_allclose(np.array(view).reshape(4, 4).T, V, atol=1e-6)  # the camera is the one above
+    np.testing.assert_allclose(np.array(proj).reshape(4, 4).T, P, atol=1e-6)
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    colour = {"green": (g > 200) & (r < 60), "yellow": (r > 200) & (g > 200) & (b < 60), "red": (r > 200) & (g < 60)}
+    size = max(9, min(16, h // 32))
+    left = slice(6, 6 + 2 * size)
     rows = []
-    for seg, mask in zip(segs, masks):
-        assert clearance_rgb(seg.distance) == {0: (0, 1, 0), 1: (1, 1, 0), 2: (1, 0, 0)}[len(rows)]
-        mask[:, :int(u) + 8] = False                          # the labels, right of the line
-        ys = np.nonzero(mask)[0]
-        assert len(ys) > 30, seg.text
-        rows.append((ys.min(), ys.max()))
-    rows.sort()
-    assert all(a[1] < b[0] for a, b in zip(rows, rows[1:])), rows
-    assert len(rows) == 3
+    for name in ("green", "yellow", "red"):
+        ys = np.nonzero(colour[name][:150, left].any(axis=1))[0]
+        assert len(ys) >= 3, name                       # the swatch
+        rows.append(ys.mean())
+    assert rows[0] < rows[1] < rows[2] and all(b - a >= size for a, b in zip(rows, rows[1:])), rows
+    white = (r > 240) & (g > 240) & (b > 240)
+    for y in rows:
+        band = white[int(y) - size // 2:int(y) + size // 2, 6 + 2 * size:200]
+        assert band.sum() > 40, y                        # its text beside it
+    assert white[2:2 + size + 4, 4:150].sum() > 30       # the time above them
+    compared = 0
+    for x in xs:                                         # each leader ends at its segment's midpoint
+        c = V @ np.array([x, 0, 0.5, 1.0])
+        ndc = (P @ c)[:2] / (P @ c)[3]
+        u, v = (ndc[0] + 1) * w / 2, (1 - ndc[1]) * h / 2
+        patch = img[int(v) - 3:int(v) + 4, int(u) - 3:int(u) + 4]
+        grey = (np.abs(patch - 70).max(axis=-1) < 25).sum()
+        assert grey >= 1, (x, u, v)
+        compared += 1
+    assert compared == 3
 
 
 def test_distance_text_rounds_to_the_millimetre_without_a_negative_zero():

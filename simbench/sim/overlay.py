@@ -74,30 +74,22 @@ def _font(size: int) -> Any:
         return ImageFont.load_default()
 
 
-Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels, row 0 at the top
+def legend_text(seg: Segment) -> str:
+    """A legend entry: the obstacle's name and the distance, ``cube1: 0.833 m``."""
+    return f"{seg.label}: {seg.text}" if seg.label else seg.text
 
 
-def stack_labels(boxes: Sequence[Box], step: float, placed: list[Box] | None = None) -> list[Box]:
-    """The label ``boxes`` in order, each moved down by ``step`` pixels until it overlaps none
-    placed before it (also those already in ``placed``, which receives the new ones): labels of
-    segments with close midpoints (in the demo they all start at link 7) are stacked, readable."""
-    placed = [] if placed is None else placed
-    out = []
-    for x0, y0, x1, y1 in boxes:
-        while any(x0 < b[2] and b[0] < x1 and y0 < b[3] and b[1] < y1 for b in placed):
-            y0, y1 = y0 + step, y1 + step
-        placed.append((x0, y0, x1, y1))
-        out.append((x0, y0, x1, y1))
-    return out
+WHITE, LEADER = (255, 255, 255), (70, 70, 70)
 
 
 def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Sequence[float] | None = None,
              segments: Sequence[Segment] = (), time: float | None = None,
              lines: Sequence[str | tuple[str, Sequence[float]]] = (), far: float = FAR) -> np.ndarray:
     """A copy of ``image`` (H, W, 3) uint8 with ``segments`` (projected with ``view`` and
-    ``proj``) drawn as lines coloured by clearance, each labelled with its distance, and in the
-    top-left corner ``t = ... s`` followed by ``lines`` (plain text or ``(text, rgb)``).
-    Without Pillow the image comes back unchanged (one logged line)."""
+    ``proj``) drawn as lines coloured by clearance, and in the top-left corner the legend of
+    the window (:mod:`.window`): ``t = ... s``, then ``lines`` (plain text or ``(text, rgb)``),
+    then per segment a swatch of its colour, ``cube1: 0.833 m`` and a thin leader line to the
+    segment's midpoint. Without Pillow the image comes back unchanged (one logged line)."""
     try:
         from PIL import Image, ImageDraw
     except ImportError:
@@ -108,37 +100,43 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
     h, w = image.shape[:2]
     size = max(9, min(16, h // 32))
     font = _font(size)
+    mids: list[tuple[float, float] | None] = [None] * len(segments)
     if segments and view is not None and proj is not None:
         ends = np.array([[s.a, s.b] for s in segments], dtype=float)
         px, front = project(ends, view, proj, (w, h))
         width = max(2, h // 160)
-        shown = [(seg, uv) for seg, uv, ok in zip(segments, px, front)
-                 if ok.all() and np.all(np.abs(uv) < 4 * max(w, h))]
-        boxes = []
-        for seg, uv in shown:  # every line first, so that no line crosses a label
+        for k, (seg, uv, ok) in enumerate(zip(segments, px, front)):
+            if not (ok.all() and np.all(np.abs(uv) < 4 * max(w, h))):
+                continue
             color = _rgb255(clearance_rgb(seg.distance, far))
             draw.line([tuple(uv[0]), tuple(uv[1])], fill=color, width=width)
             for end in uv:
                 r = width + 1
                 draw.ellipse([end[0] - r, end[1] - r, end[0] + r, end[1] + r], fill=color)
-            mid = uv.mean(axis=0)
-            x0, y0 = float(mid[0] + 4), float(mid[1] - size - 2)
-            boxes.append((x0, y0, *draw.textbbox((x0, y0), seg.text, font=font)[2:]))
-        for (seg, _), box in zip(shown, stack_labels(boxes, size + 2)):  # below the labels already placed
-            color = _rgb255(clearance_rgb(seg.distance, far))
-            draw.text(box[:2], seg.text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
-    texts: list[tuple[str, tuple[int, int, int]]] = []
+            mids[k] = tuple(uv.mean(axis=0).tolist())
+    rows: list[tuple[str, tuple[int, int, int], Any, Any]] = []   # text, colour, swatch, midpoint
     if time is not None:
-        texts.append((f"t = {time:.3f} s", (255, 255, 255)))
+        rows.append((f"t = {time:.3f} s", WHITE, None, None))
     for line in lines:
-        if isinstance(line, str):
-            texts.append((line, (255, 255, 255)))
-        else:
-            texts.append((str(line[0]), _rgb255(line[1])))
+        text, color = (line, WHITE) if isinstance(line, str) else (str(line[0]), _rgb255(line[1]))
+        rows.append((text, color, None, None))
+    for seg, mid in zip(segments, mids):
+        rows.append((legend_text(seg), WHITE, _rgb255(clearance_rgb(seg.distance, far)), mid))
+    swatch, thick = 2 * size, max(3, size // 3)
+    placed = []
     y = 4
-    for text, color in texts:
-        draw.text((6, y), text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
+    for text, color, sw, mid in rows:
+        x = 6 if sw is None else 6 + swatch + 6
+        placed.append((x, y, text, color, sw, mid))
+        if mid is not None:   # leaders first: no line crosses a text
+            x1 = draw.textbbox((x, y), text, font=font)[2]
+            draw.line([(x1 + 6, y + size * 0.6), mid], fill=LEADER, width=1)
         y += size + 4
+    for x, y, text, color, sw, _ in placed:
+        if sw is not None:
+            top = y + size * 0.6 - thick / 2
+            draw.rectangle([6, top, 6 + swatch, top + thick], fill=sw, outline=(0, 0, 0))
+        draw.text((x, y), text, fill=color, font=font, stroke_width=2, stroke_fill=(0, 0, 0))
     return np.asarray(img)
 
 
@@ -153,4 +151,4 @@ def _warn_no_pillow() -> None:
                     "(pip install 'simbench[video]'); images are left unannotated")
 
 
-__all__ = ["Segment", "annotate", "clearance_rgb", "stack_labels", "FAR"]
+__all__ = ["Segment", "annotate", "clearance_rgb", "legend_text", "FAR"]

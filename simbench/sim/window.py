@@ -55,7 +55,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..errors import SimbenchError, shown
 from .camera import _matrix
-from .overlay import Segment, clearance_rgb
+from .overlay import Segment, clearance_rgb, legend_text
 
 p = import_pybullet()
 
@@ -374,11 +374,6 @@ class Window:
 def time_text(t: float) -> str:
     """The time readout, ``t = 1.25 s``."""
     return f"t = {t:.2f} s"
-
-
-def legend_text(seg: Segment) -> str:
-    """A legend entry: the obstacle's name and the distance, ``cube1: 0.833 m``."""
-    return f"{seg.label}: {seg.text}" if seg.label else seg.text
 
 
 def _rounded(cam: Mapping[str, Any]) -> tuple:
