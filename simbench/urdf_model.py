@@ -9,6 +9,9 @@ from __future__ import annotations
 import io
 import math
 import re
+import signal
+import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -68,9 +71,41 @@ def _validate_tree(root: Any, source: str, issues: list[ModelIssue]) -> None:
             _check_numbers(el, f"{tag} {el.get('name')!r}", source, issues)
 
 
+def _import_yourdfpy() -> Any:
+    """yourdfpy, imported with Ctrl-C (and SIGTERM) held back until the import is done.
+
+    yourdfpy imports trimesh, which wraps its optional imports in ``except BaseException`` (54
+    of its modules), so a ``KeyboardInterrupt`` raised during the 0.6-1.4 s import was swallowed
+    and the command ran on: ``simbench check --corpus`` interrupted 0.7 s after its start
+    finished with exit status 0 (a user walkthrough). In the main thread the signals' handlers
+    are replaced for the import by one that only records; the first recorded signal then goes
+    to the handler it was meant for."""
+    if "yourdfpy" in sys.modules or threading.current_thread() is not threading.main_thread():
+        import yourdfpy
+
+        return yourdfpy
+    held: list[tuple[int, Any]] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        held.append((signum, frame))
+
+    olds = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if callable(signal.getsignal(sig)):   # a Python handler (SIG_DFL / SIG_IGN stay as they are)
+            olds[sig] = signal.signal(sig, hold)
+    try:
+        import yourdfpy
+    finally:
+        for sig, old in olds.items():
+            signal.signal(sig, old)
+    for signum, frame in held[:1]:
+        olds[signum](signum, frame)           # e.g. raises KeyboardInterrupt, now in our code
+    return yourdfpy
+
+
 def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
     """The model from a parsed URDF tree (changed here: geometry removed, numbers cleaned)."""
-    import yourdfpy
+    yourdfpy = _import_yourdfpy()
 
     _strip_geometry(root)
     _validate_tree(root, source, issues)

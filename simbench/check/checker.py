@@ -360,20 +360,21 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
         raise SimbenchError(FLOATING_ORIENTATION)
     dyn = load_dynamics(dynamics, timeout=timeout)
     owned = dyn is not dynamics
+    todo: list[Target] = []
+    results: list[RobotResult] = []
+    interrupted = False
     try:
-        todo = [t if isinstance(t, Target) else
-                resolve_target(t, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
-                               gravity=gravity, model=model, floating=floating) for t in targets]
-        results: list[RobotResult] = []
-        if corpus:
-            extra, skipped = corpus_targets(corpus, floating=floating)
-            todo += extra
-            results += skipped
-            for r in skipped:
-                if on_result:
-                    on_result(r)
-        interrupted = False
-        try:
+        try:   # Ctrl-C while the targets are read, too: an empty report, marked interrupted
+            todo = [t if isinstance(t, Target) else
+                    resolve_target(t, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
+                                   gravity=gravity, model=model, floating=floating) for t in targets]
+            if corpus:
+                extra, skipped = corpus_targets(corpus, floating=floating)
+                todo += extra
+                results += skipped
+                for r in skipped:
+                    if on_result:
+                        on_result(r)
             try:
                 dyn.load()
             except FunctionNotFound as exc:

@@ -139,7 +139,10 @@ def run_cli(args: argparse.Namespace) -> int:
             if args.floating:  # whatever the targets (URDFs, scenes, --corpus), before any work
                 raise SimbenchError(FLOATING_ORIENTATION)
             as_quaternion(args.base_orientation)
-        targets = _resolve(args)
+        try:
+            targets = _resolve(args)
+        except KeyboardInterrupt:   # an empty report, marked interrupted, is still written
+            targets, corpus = None, None
         dyn = load_dynamics(args.dynamics, timeout=args.timeout)
     except SimbenchError as exc:
         return _usage(str(exc))
@@ -151,12 +154,15 @@ def run_cli(args: argparse.Namespace) -> int:
 
     try:
         try:
-            report = check(targets, corpus=corpus, samples=args.samples, seed=args.seed, tol=args.tol,
+            report = check(targets or [], corpus=corpus, samples=args.samples, seed=args.seed, tol=args.tol,
                            dynamics=dyn, pinocchio=not args.no_pinocchio, timeout=args.timeout,
                            on_result=on_result, base_orientation=args.base_orientation,
                            inertia_from_file=not args.inertia_from_shapes, floating=bool(args.floating))
         except SimbenchError as exc:
             return _usage(str(exc))
+        if targets is None:
+            report.interrupted = True
+            report.settings["corpus"] = args.corpus
         report.settings["strict"] = bool(args.strict)
         if not quiet:
             _details(report)
