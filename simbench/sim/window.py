@@ -64,7 +64,7 @@ REDRAW_HZ = 15.0    # forced redraws per wall-clock second in "sync" mode
 OVERLAY_HZ = 10.0   # line updates per wall-clock second
 TEXT_HZ = 3.0       # text updates (distance labels, time) per wall-clock second
 TEXT_SIZE = 1.1     # PyBullet's textSize of the legend's entries
-TIME_SIZE = 0.9     # and of the time readout
+TIME_SIZE = 1.1     # and of the time readout (0.9 drew "=" as a dash)
 # a debug text's box in pixels per unit of textSize, measured under Xvfb: the glyphs span
 # 13 to 3.5 px above the point it is drawn at, 7.2 px per character to its right
 TEXT_TOP, TEXT_BOTTOM, TEXT_CHAR = 13.0, 3.5, 7.2
