@@ -31,6 +31,7 @@ import numpy as np
 
 from .errors import ShapeError, SimbenchError, as_rng, is_count, lookup, nearest_hint, real_array, reason, shown
 from .issues import ModelIssue
+from .model_checks import checked_changes
 
 if TYPE_CHECKING:
     from .packages import PackageMap
@@ -324,7 +325,12 @@ class RobotModel:
                                    link_inertia=_frozen(inertias), _cache={})
 
     def replace(self, **changes: Any) -> "RobotModel":
-        """``dataclasses.replace`` that also drops cached derived arrays."""
+        """``dataclasses.replace`` that also drops cached derived arrays. A misspelt field is named
+        with the closest one; a per-joint field (``joint_damping``, ``joint_friction``, the limits,
+        effort, velocity: one value per joint of ``joint_all_names``, fixed joints too) also takes
+        one number for every joint or ``{joint name: value}`` for some (the others keep theirs);
+        see :mod:`simbench.model_checks`."""
+        changes = checked_changes(self, changes)
         frozen = {k: (_frozen(v, np.asarray(v).dtype) if isinstance(v, np.ndarray) else v)
                   for k, v in changes.items()}
         return dataclasses.replace(self, **frozen, _cache={})

@@ -1,0 +1,106 @@
+"""Checks of :meth:`simbench.model.RobotModel.replace`'s arguments: field names, and the per-joint
+arrays (limits, effort, velocity, damping, friction), one value per joint of
+``model.joint_all_names`` (fixed joints too, PyBullet's joint order).
+
+A per-joint field takes an array of one number per joint, one number for every joint (broadcast:
+``joint_damping=0.3``), or a mapping ``{joint name: value}`` that changes the named joints and
+keeps the others' current values (an unknown name is refused with the closest ones). Each bad
+value is one line naming the field, the value, what was expected and the closest valid choice.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import ShapeError, SimbenchError, closest, lookup, nearest_hint, real_array, reason, shown
+
+__all__ = ["PER_JOINT", "checked_changes"]
+
+#: per-joint fields -> (infinity allowed (a limit absent from the file), must be >= 0)
+PER_JOINT: dict[str, tuple[bool, bool]] = {
+    "joint_lower": (True, False), "joint_upper": (True, False),
+    "joint_effort": (True, True), "joint_velocity": (True, True),
+    "joint_damping": (False, True), "joint_friction": (False, True)}
+
+
+def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` with every per-joint field as a float array of one value per joint; a
+    :class:`SimbenchError` naming an unknown field (with the closest one) or a bad value."""
+    names = [f.name for f in dataclasses.fields(model) if not f.name.startswith("_")]
+    out = {}
+    for key, value in changes.items():
+        if key not in names:
+            near = closest(str(key), names, n=1)
+            hint = f"did you mean {near[0]!r}?" if near else f"expected a field of RobotModel: {', '.join(names)}"
+            raise SimbenchError(f"replace() got {shown(key)}; {hint}")
+        out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else value
+    return out
+
+
+def _per_joint(model: Any, key: str, value: Any, changes: dict[str, Any]) -> np.ndarray:
+    joints = tuple(changes.get("joint_all_names", model.joint_all_names))
+    nj = len(joints)
+    order = f"one per joint in model.joint_all_names order {shown(joints)}"
+    if isinstance(value, Mapping):
+        arr = np.array(getattr(model, key), dtype=float)
+        index = {n: j for j, n in enumerate(joints)}
+        for name, v in value.items():
+            arr[lookup(index, name, "joint", key)] = _number(v, f"{key}[{name!r}]", key)
+        labels = [f"{key}[{joints[j]!r}]" for j in range(nj)]
+    else:
+        if isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == bool:
+            raise ShapeError(f"{key} = {shown(value)}; expected numbers, {order}, not True/False")
+        try:
+            arr = real_array(value)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ShapeError(f"{key} = {shown(value)}; expected numbers, {order} ({reason(exc)})") from None
+        if arr.ndim == 0:   # one number for every joint
+            arr = np.full(nj, float(arr))
+            labels = [key] * nj
+        elif arr.shape != (nj,):
+            got, want = (f"{arr.shape[0]} values", f"{nj}") if arr.ndim == 1 else \
+                (f"shape {arr.shape}", f"shape ({nj},)")
+            raise ShapeError(f"{key} has {got}; expected {want}, {order}, or one number for every "
+                             f"joint, or {{joint name: value}} for some")
+        else:
+            labels = [f"{key}[{j}] (joint {joints[j]!r})" for j in range(nj)]
+    _values(arr, labels, key)
+    return arr
+
+
+def _number(v: Any, label: str, key: str) -> float:
+    if isinstance(v, (bool, np.bool_)):
+        raise ShapeError(f"{label} = {shown(v)}; expected {_expected(key)}, not True/False")
+    try:
+        arr = real_array(v)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ShapeError(f"{label} = {shown(v)}; expected {_expected(key)} ({reason(exc)})") from None
+    if arr.ndim:
+        raise ShapeError(f"{label} = {shown(v)}; expected {_expected(key)}, one number for the joint")
+    return float(arr)
+
+
+def _expected(key: str) -> str:
+    inf, nonneg = PER_JOINT[key]
+    what = "a number" if inf else "a finite number"
+    return what + (" >= 0" if nonneg else "") + ((" (inf: no limit)" if nonneg else " (-inf/inf: no limit)")
+                                                 if inf else "")
+
+
+def _values(arr: np.ndarray, labels: list[str], key: str) -> None:
+    """Raise naming the first value that is nan, infinite where not allowed, or negative where
+    a value must be >= 0."""
+    inf, nonneg = PER_JOINT[key]
+    ok = ~np.isnan(arr) if inf else np.isfinite(arr)
+    if nonneg:
+        ok &= ~(arr < 0)
+    if ok.all():
+        return
+    j = int(np.flatnonzero(~ok)[0])
+    x = float(arr[j])
+    hint = nearest_hint(x, whole=False) if nonneg and not math.isnan(x) else ""
+    raise ShapeError(f"{labels[j]} = {x!r}; expected {_expected(key)}{hint}")
