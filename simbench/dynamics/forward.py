@@ -16,7 +16,7 @@ from ..errors import SimbenchError, real_array
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
 from .crba import mass_matrix
-from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses,
+from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses, loss_flags,
                      plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
@@ -35,11 +35,16 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     """Accelerations ``q''`` (..., nv) for generalised forces ``tau`` (..., nv).
 
     Arguments as :func:`simbench.dynamics.inverse_dynamics`; a :class:`SimbenchError` if the
-    mass matrix is singular (massless moving links).
+    mass matrix is singular (massless moving links). ``damping`` / ``friction`` (True or False)
+    subtract the joint losses ``D q' + f_c sign(q')`` from ``tau`` (``D = diag(model.joint_damping)``,
+    ``f_c = model.joint_friction``: the ``d_ii q'_i`` term of Ankur Handa, "Understanding Physics
+    Engines: Dynamic Models of Manipulators"); set them with ``model.replace(joint_damping=...)``.
     """
     d = model._cache.get(KEY) or kernel_model(model)
     if f_ext is None and CALL is not None:   # one configuration in any common form, or a small
-        if damping or friction:               # batch: one C call (q'' = FD(q, q', tau - losses))
+        if damping is not False or friction is not False:   # batch: one C call (q'' = FD(q, q', tau - losses))
+            if not ((damping is True or damping is False) and (friction is True or friction is False)):
+                damping, friction = loss_flags(damping, friction)   # True or False only (numpy's too)
             out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity,
                        d.damping if damping else None, d.friction if friction else None, 2)
         else:
@@ -49,6 +54,8 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
                 _singular(model, out, q)
             return out
         return _general(model, d, q, qd, tau, gravity, f_ext, damping, friction)
+    if damping.__class__ is not bool or friction.__class__ is not bool:
+        damping, friction = loss_flags(damping, friction)
     tau0 = tau
     if damping or friction:   # q'' = FD(q, q', tau - losses)
         tau = _less_losses(d, qd, tau, damping, friction)

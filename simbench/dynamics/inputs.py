@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, lookup, real_array, shown
+from ..errors import ShapeError, SimbenchError, lookup, real_array, shown
 from ..model import RobotModel, as_joint_array
 from .kernels.entries import OK
 from .packing import KernelModel
 
 __all__ = ["F4", "F8", "LISTS", "ND", "SERIAL_ROWS", "fast3", "fast1", "as_float3", "gravity_vector",
            "fext_array", "fast_wrenches", "wrenched_call", "joint_arrays", "joint_losses",
-           "same_gravity", "general_args", "plain_batch", "NO_FEXT"]
+           "loss_flags", "same_gravity", "general_args", "plain_batch", "NO_FEXT"]
 
 F8 = np.dtype(np.float64)
 F4 = np.dtype(np.float32)
@@ -239,3 +239,29 @@ def joint_losses(d: KernelModel, qd: np.ndarray, damping: bool, friction: bool) 
     if friction:
         return d.friction * np.sign(qd)
     return np.zeros(np.broadcast_shapes(np.shape(qd), (d.nv,)))
+
+
+_MEANT = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,
+          "0": False, "": False}
+
+
+def loss_flags(damping: Any, friction: Any) -> tuple[bool, bool]:
+    """``damping`` and ``friction`` as bools: True or False (numpy's too); anything else is one
+    line (a string such as ``"yes"`` would be truthy, an array ambiguous). The callers test
+    ``damping is not False or friction is not False`` first: the plain call pays two identity
+    tests (about 10 ns), not this call."""
+    return _flag(damping, "damping"), _flag(friction, "friction")
+
+
+def _flag(value: Any, what: str) -> bool:
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    field = f"joint_{what}"
+    meant = _MEANT.get(value.strip().lower()) if isinstance(value, str) else \
+        (bool(value) if value is None or (isinstance(value, (int, np.integer)) and value in (0, 1)) else None)
+    if meant is not None:
+        hint = f" (did you mean {meant}?)"
+    else:   # a number, an array, a list, a mapping: per-joint values
+        hint = f"; per-joint values go in the model: model.replace({field}=...), then {what}=True"
+    raise SimbenchError(f"{what} = {shown(value)}; expected True or False, whether to add the model's "
+                        f"{field}{hint}")

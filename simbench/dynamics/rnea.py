@@ -18,7 +18,7 @@ from ..model import RobotModel
 from . import kernels as K
 from .forward import Overflow
 from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, general_args,
-                     gravity_vector, joint_losses, plain_batch, same_gravity, wrenched_call, NO_FEXT)
+                     gravity_vector, joint_losses, loss_flags, plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -36,27 +36,29 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     :mod:`simbench.dynamics` for the order of the entries; with a floating base the first six
     entries of tau are the wrench [force; torque] on the base, base frame). ``gravity``: in the
     root frame (default ``model.gravity``). ``f_ext``: link name -> wrench [torque, force]
-    (..., 6) on the link, world frame, about the link origin. ``damping`` / ``friction``: add
-    ``d_i q'_i`` / ``f_i sign(q'_i)`` from the URDF ``<dynamics>`` tags.
+    (..., 6) on the link, world frame, about the link origin. ``damping`` / ``friction`` (True or
+    False): add ``D q'`` / ``f_c sign(q')`` from ``model.joint_damping`` / ``joint_friction``
+    (the URDF ``<dynamics>`` tags; change them with ``model.replace``).
     ``skip_checks``: deprecated and ignored (the checked fast path measured 0.94-1.05x the
     unchecked call in ``simbench bench``: nothing left to skip).
     """
     d = model._cache.get(KEY) or kernel_model(model)
     if skip_checks:
         _skip_checks_deprecated()
-    if f_ext is None:
-        if CALL is not None:   # one configuration in any common form, or a small batch: one C call
-            if damping or friction:   # the losses D q' + f sign(q') added by the same call
-                out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity,
-                           d.damping if damping else None, d.friction if friction else None, 0)
-            else:
-                out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity)
-            return out if out is not None else \
-                _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
-        if same_gravity(d, gravity):
-            out = _fast(d, q, qd, qdd)   # without the C extension (kernels/_call.c)
+    if f_ext is None and CALL is not None:   # one configuration in any common form, or a small batch: one C call
+        if damping is not False or friction is not False:   # the losses D q' + f sign(q') added by the same call
+            if not ((damping is True or damping is False) and (friction is True or friction is False)):
+                damping, friction = loss_flags(damping, friction)   # True or False only (numpy's too)
+            out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity,
+                       d.damping if damping else None, d.friction if friction else None, 0)
         else:
-            out = None
+            out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity)
+        return out if out is not None else \
+            _general(model, d, q, qd, qdd, gravity, f_ext, damping, friction)
+    if damping.__class__ is not bool or friction.__class__ is not bool:
+        damping, friction = loss_flags(damping, friction)
+    if f_ext is None:
+        out = _fast(d, q, qd, qdd) if same_gravity(d, gravity) else None   # without the C extension
     else:
         out = wrenched_call(model, d, E.id_rows_raw, q, qd, qdd, gravity, f_ext)
     if out is None:

@@ -1,0 +1,157 @@
+"""RobotModel.replace checks what it is given (field names, per-joint arrays by
+``model.joint_all_names``, one number for every joint, ``{joint name: value}``), and the dynamics'
+``damping=`` / ``friction=`` flags are booleans. Each bad value is one line.
+
+Oracle for the numbers: Pinocchio's ``rnea`` / ``aba`` plus ``D q' + f_c sign(q')`` (Ankur Handa,
+"Understanding Physics Engines: Dynamic Models of Manipulators") with D and f_c written by hand,
+entry by entry from the joint names, not from ``model.joint_v_start``.
+"""
+import numpy as np
+import pytest
+
+from _dyn_helpers import rel_err, require
+from simbench.errors import ShapeError, SimbenchError, UnknownNameError
+from simbench.model import RobotModel
+from simbench.dynamics import forward_dynamics, inverse_dynamics
+
+IIWA = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+PANDA = RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")   # fixed joints among movable ones
+NAMES = "('lbr_iiwa_joint_1', 'lbr_iiwa_joint_2', 'lbr_iiwa_joint_3', 'lbr_iiwa_joint_4', " \
+        "'lbr_iiwa_joint_5', 'lbr_iiwa_joint_6', 'lbr_iiwa_joint_7')"
+ORDER = f"one per joint in model.joint_all_names order {NAMES}"
+OR = "or one number for every joint, or {joint name: value} for some"
+D = np.arange(1, 8) * 0.1
+
+BAD_REPLACE = [
+    (dict(joint_damping=D[:6]), ShapeError,
+     f"joint_damping has 6 values; expected 7, {ORDER}, {OR}"),
+    (dict(joint_damping=np.r_[D, 1.0]), ShapeError,
+     f"joint_damping has 8 values; expected 7, {ORDER}, {OR}"),
+    (dict(joint_friction=D[:, None]), ShapeError,
+     f"joint_friction has shape (7, 1); expected shape (7,), {ORDER}, {OR}"),
+    (dict(joint_damping={"lbr_iiwa_joint_9": 0.1}), UnknownNameError,
+     "unknown joint 'lbr_iiwa_joint_9' in joint_damping; did you mean 'lbr_iiwa_joint_7', 'lbr_iiwa_joint_6', "
+     f"'lbr_iiwa_joint_5'? Valid joint names: {NAMES[1:-1].replace(chr(39), '')}"),
+    (dict(joint_damping={"lbr_iiwa_joint_1": "x"}), ShapeError,
+     "joint_damping['lbr_iiwa_joint_1'] = 'x'; expected a finite number >= 0 (text, not numbers; convert it "
+     "with float() first)"),
+    (dict(joint_friction=np.full(7, np.nan)), ShapeError,
+     "joint_friction[0] (joint 'lbr_iiwa_joint_1') = nan; expected a finite number >= 0"),
+    (dict(joint_damping=np.r_[D[:2], -0.5, D[3:]]), ShapeError,
+     "joint_damping[2] (joint 'lbr_iiwa_joint_3') = -0.5; expected a finite number >= 0 (did you mean 0.0?)"),
+    (dict(joint_damping={"lbr_iiwa_joint_4": -1}), ShapeError,
+     "joint_damping['lbr_iiwa_joint_4'] = -1.0; expected a finite number >= 0 (did you mean 0.0?)"),
+    (dict(joint_friction=-0.3), ShapeError, "joint_friction = -0.3; expected a finite number >= 0 (did you mean 0.0?)"),
+    (dict(joint_damping=np.inf), ShapeError, "joint_damping = inf; expected a finite number >= 0"),
+    (dict(joint_damping=True), ShapeError, f"joint_damping = True; expected numbers, {ORDER}, not True/False"),
+    (dict(joint_damping="0.3"), ShapeError,
+     f"joint_damping = '0.3'; expected numbers, {ORDER} (text, not numbers; convert it with float() first)"),
+    (dict(joint_lower=np.nan), ShapeError, "joint_lower = nan; expected a number (-inf/inf: no limit)"),
+    (dict(joint_effort=-1), ShapeError,
+     "joint_effort = -1.0; expected a number >= 0 (inf: no limit) (did you mean 0.0?)"),
+    (dict(joint_dampng=D), SimbenchError, "replace() got 'joint_dampng'; did you mean 'joint_damping'?"),
+    (dict(joint_Friction=D), SimbenchError, "replace() got 'joint_Friction'; did you mean 'joint_friction'?"),
+]
+
+
+def test_bad_replace_arguments_are_one_line_each():
+    """Every case of the walkthrough (short, long, nan, negative, misspelt) and its neighbours."""
+    compared = 0
+    for changes, error, message in BAD_REPLACE:
+        with pytest.raises(error) as info:
+            IIWA.replace(**changes)
+        assert str(info.value) == message, changes
+        assert "\n" not in str(info.value)
+        compared += 1
+    assert compared == len(BAD_REPLACE) == 16
+
+
+FLAG = "expected True or False, whether to add the model's"
+BAD_FLAGS = [
+    (dict(damping="yes"), f"damping = 'yes'; {FLAG} joint_damping (did you mean True?)"),
+    (dict(friction="off"), f"friction = 'off'; {FLAG} joint_friction (did you mean False?)"),
+    (dict(damping=1), f"damping = 1; {FLAG} joint_damping (did you mean True?)"),
+    (dict(damping=None), f"damping = None; {FLAG} joint_damping (did you mean False?)"),
+    (dict(damping=D), f"damping = array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]); {FLAG} joint_damping; per-joint "
+                      "values go in the model: model.replace(joint_damping=...), then damping=True"),
+    (dict(friction=0.3), f"friction = 0.3; {FLAG} joint_friction; per-joint values go in the model: "
+                         "model.replace(joint_friction=...), then friction=True"),
+    (dict(friction={"lbr_iiwa_joint_1": 0.1}), f"friction = {{'lbr_iiwa_joint_1': 0.1}}; {FLAG} joint_friction; "
+     "per-joint values go in the model: model.replace(joint_friction=...), then friction=True"),
+]
+
+
+@pytest.fixture(params=["C entry", "Python path"])
+def path(request, monkeypatch):
+    """The flags are checked on the C entry's path and on the path that replaces it."""
+    from simbench.dynamics import forward, rnea
+
+    if request.param == "Python path":
+        for module in (rnea, forward):
+            monkeypatch.setattr(module, "CALL", None)
+    return request.param
+
+
+def test_damping_and_friction_flags_are_booleans_on_both_dynamics(path):
+    q = np.zeros(7)
+    compared = 0
+    for fn in (inverse_dynamics, forward_dynamics):
+        for flags, message in BAD_FLAGS:
+            with pytest.raises(SimbenchError) as info:
+                fn(IIWA, q, q, q, **flags)
+            assert str(info.value) == message, (fn.__name__, flags)
+            compared += 1
+    assert compared == 2 * len(BAD_FLAGS) == 14
+
+
+def _oracle_losses(model, values: dict[str, tuple[float, float]], qd: np.ndarray) -> np.ndarray:
+    """``D q' + f_c sign(q')`` with D and f_c placed by hand: joint name -> its entry of v."""
+    Dv, Fv = np.zeros(model.nv), np.zeros(model.nv)
+    for name, (d, f) in values.items():
+        if name in model.joint_names:   # fixed joints have no entry
+            Dv[model.joint_names.index(name)], Fv[model.joint_names.index(name)] = d, f
+    return Dv * qd + Fv * np.sign(qd)
+
+
+@pytest.mark.parametrize("base", [IIWA, PANDA], ids=["iiwa", "panda"])
+def test_mapping_scalar_and_array_give_pinocchios_torques(base):
+    """``joint_damping=0.3`` (every joint), ``{name: value}`` (some joints, the others keep the
+    array's) and the equivalent per-joint array give the same torques, equal to Pinocchio's rnea
+    plus the losses; and accelerations equal to Pinocchio's aba of tau less the losses."""
+    require("pinocchio")
+    from simbench.oracles.pinocchio import PinocchioDynamics
+
+    names = base.joint_all_names
+    start = base.replace(joint_damping=np.linspace(0.1, 0.7, len(names)),
+                         joint_friction=np.linspace(0.05, 0.4, len(names)))
+    first = dict(zip(names, zip(start.joint_damping, start.joint_friction)))
+    some = {base.joint_names[1]: 0.9, base.joint_names[-1]: 0.25}   # panda: a joint after the fixed ones
+    variants = {   # name -> (model, the joint values written out by hand)
+        "scalar": (base.replace(joint_damping=0.3, joint_friction=0.2), {n: (0.3, 0.2) for n in names}),
+        "mapping": (start.replace(joint_damping=some, joint_friction={base.joint_names[0]: 0.0}),
+                    {n: (some.get(n, d), 0.0 if n == base.joint_names[0] else f) for n, (d, f) in first.items()}),
+    }
+    rng = np.random.default_rng(5)
+    Q, QD, X = base.random_configuration(rng, 4), rng.normal(size=(4, base.nv)), rng.normal(size=(4, base.nv))
+    QD[:, 2] = 0.0   # sign(0) = 0: no friction there
+    compared = 0
+    for label, (model, by_hand) in variants.items():
+        array = base.replace(joint_damping=[by_hand[n][0] for n in names],
+                             joint_friction=[by_hand[n][1] for n in names])
+        pin = PinocchioDynamics(model)
+        for q, qd, x in zip(Q, QD, X):
+            losses = _oracle_losses(model, by_hand, qd)
+            tau = inverse_dynamics(model, q, qd, x, damping=True, friction=np.True_)
+            assert np.array_equal(tau, inverse_dynamics(array, q, qd, x, damping=True, friction=True)), label
+            assert rel_err(tau, pin.inverse_dynamics(q, qd, x) + losses) < 1e-12, label
+            qdd = forward_dynamics(model, q, qd, x, damping=np.True_, friction=True)
+            assert rel_err(qdd, pin.forward_dynamics(q, qd, x - losses)) < 1e-10, label
+            compared += 1
+    assert compared == 2 * 4
+
+
+def test_flag_false_in_numpys_form_is_the_plain_call(path):
+    q, qd, x = np.full((3, 7), 0.4)
+    plain = inverse_dynamics(IIWA, q, qd, x)
+    assert np.array_equal(inverse_dynamics(IIWA, q, qd, x, damping=np.False_, friction=False), plain)
+    assert not np.array_equal(inverse_dynamics(IIWA, q, qd, x, damping=np.True_), plain)   # the file's 0.5
