@@ -86,34 +86,81 @@ _OTHER_SUFFIXES = (".py",)
 def _near(text: str, first: Path) -> list[str]:
     """Up to three existing files whose names are close to the missing ``text``, written the way
     it was (with its ``pybullet_data:`` or ``simbench:`` prefix): files of the same kind under the
-    prefix's folder, or in the folder of a plain path."""
+    prefix's folder, or in the folder of a plain path, then (for a plain path) up to two bundled
+    files of nearly that name (``kuka_cube.toml`` -> ``simbench:kuka_cubes.toml``)."""
     suffixes = (first.suffix,) if first.suffix in _SUFFIXES + _OTHER_SUFFIXES else _SUFFIXES
     if text.startswith((PYBULLET_DATA_PREFIX, SIMBENCH_PREFIX)):
         prefix, _, name = text.partition(":")
-        roots = [pybullet_data_dir()] if prefix + ":" == PYBULLET_DATA_PREFIX else \
-            [assets_dir() / sub for sub in _SIMBENCH_SUBDIRS]
-        names: dict[str, Path] = {}   # a name to match -> the file
-        short: dict[Path, str] = {}    # the file -> its shortest name under the prefix
-        for root in roots:
-            for s in suffixes:
-                for p in sorted(root.rglob(f"*{s}")) if root.is_dir() else ():
-                    rel = p.relative_to(root).as_posix()
-                    names.setdefault(rel, p)
-                    if p.parent != root:   # 'kuka.urdf' finds kuka_iiwa/model.urdf by its folder
-                        names.setdefault(p.parent.name + p.suffix, p)
-                    if p not in short or len(rel) < len(short[p]):
-                        short[p] = rel
+        names, short = _bundled(prefix + ":", suffixes)
         found = dict.fromkeys(names[n] for n in closest(name, names, n=6))
         return [f"{prefix}:{short[p]}" for p in found][:3]
+    near: list[str] = []
     folder = first.parent
     try:
-        if not folder.is_dir():
-            return []
-        names = {p.name: p for s in suffixes for p in folder.glob(f"*{s}")}
+        if folder.is_dir():
+            local = {p.name: p for s in suffixes for p in folder.glob(f"*{s}")}
+            near = [str(Path(text).parent / n) if Path(text).parent != Path(".") else n
+                    for n in closest(first.name, local)]
     except OSError:
-        return []
-    near = closest(first.name, names)
-    return [str(Path(text).parent / n) if Path(text).parent != Path(".") else n for n in near]
+        pass
+    if first.suffix in _OTHER_SUFFIXES:
+        return near   # a script: none is bundled
+    bundled = _near_bundled(first, suffixes)[:2]
+    # best first: a bundled file of nearly the very name goes before a loosely similar local one
+    ranked = sorted([(_likeness(first.name, Path(n).name), n) for n in near] + bundled,
+                    key=lambda pair: -pair[0])
+    return [n for _, n in ranked][:3]
+
+
+def _likeness(name: str, other: str) -> float:
+    """How alike two file names are without their suffixes (0 to 1, case ignored)."""
+    import difflib
+
+    def stem(n: str) -> str:
+        return n.rsplit("/", 1)[-1].split(".", 1)[0].casefold()
+
+    return difflib.SequenceMatcher(None, stem(name), stem(other)).ratio()
+
+
+def _bundled(prefix: str, suffixes: tuple[str, ...],
+             folders: bool = True) -> tuple[dict[str, Path], dict[Path, str]]:
+    """The bundled files under ``prefix`` (``simbench:`` or ``pybullet_data:``) with a suffix of
+    ``suffixes``: {a name to match -> the file} (its path under the prefix, and for a file in a
+    sub-folder, the folder's name: 'kuka_iiwa.urdf' is kuka_iiwa/model.urdf), and {the file -> its
+    shortest name under the prefix}. ``folders=False``: no folder names."""
+    roots = [pybullet_data_dir()] if prefix == PYBULLET_DATA_PREFIX else \
+        [assets_dir() / sub for sub in _SIMBENCH_SUBDIRS]
+    names: dict[str, Path] = {}
+    short: dict[Path, str] = {}
+    for root in roots:
+        for s in suffixes:
+            for p in sorted(root.rglob(f"*{s}")) if root.is_dir() else ():
+                rel = p.relative_to(root).as_posix()
+                names.setdefault(rel, p)
+                if folders and p.parent != root:
+                    names.setdefault(p.parent.name + p.suffix, p)
+                if p not in short or len(rel) < len(short[p]):
+                    short[p] = rel
+    return names, short
+
+
+def _near_bundled(first: Path, suffixes: tuple[str, ...]) -> list[tuple[float, str]]:
+    """Bundled files (``simbench:`` ones first) whose name, without its suffix, is nearly the
+    plain path's, with their likeness, best first: ``kuka_cube.toml`` ->
+    ``simbench:kuka_cubes.toml``, ``kuka_iiwa.urdf`` -> ``pybullet_data:kuka_iiwa/model.urdf``."""
+    scored: dict[str, float] = {}
+    for prefix in (SIMBENCH_PREFIX, PYBULLET_DATA_PREFIX):
+        # a folder names a robot in pybullet_data (kuka_iiwa/model.urdf), a kind of file in
+        # simbench's assets (scenes/, urdf/): 'scen.toml' is not 'simbench:scenes/chain_fixed.toml'
+        names, short = _bundled(prefix, suffixes, folders=prefix == PYBULLET_DATA_PREFIX)
+        for name, p in names.items():
+            if first.suffix in suffixes and Path(name).suffix != first.suffix:
+                continue
+            score = _likeness(first.name, name)
+            spelled = f"{prefix}{short[p]}"
+            if score >= 0.8 and score > scored.get(spelled, 0.0):
+                scored[spelled] = score
+    return sorted(((v, k) for k, v in scored.items()), key=lambda pair: -pair[0])
 
 
 def _files_in(text: str, folder: Path, what: str) -> str:

@@ -104,6 +104,14 @@ def scene_of(target: str) -> Any:
         from .paths import resolve_path
 
         return Scene.from_toml(resolve_path(target))
+    if not target.endswith((".urdf", ".xacro")):
+        # neither a URDF nor a scene by its name: a missing one is a file, not body 'robot''s URDF
+        # ("file not found: 'simbench:wall_iiwa.tml'; did you mean 'simbench:wall_iiwa.toml'?")
+        from .paths import resolve_path
+
+        found = resolve_path(target, what="file")
+        if found.suffix == ".toml":
+            return Scene.from_toml(found)
     return Scene.from_dict({"body": [{"name": "robot", "urdf": target, "fixed_base": True}]},
                            base_dir=Path.cwd(), source=target)
 

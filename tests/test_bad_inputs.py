@@ -105,6 +105,9 @@ USERDYN = textwrap.dedent("""\
     def huge(q, qd, qdd):
         return [10**400] * len(q)
 
+    not_callable = 3
+    not_callable_either = 2.5
+
     def slow(q, qd, qdd):
         pathlib.Path("started").touch()
         time.sleep(600)
@@ -211,6 +214,9 @@ CASES = [
     C("body-robot-without-name", BODY, {"bad.urdf": urdf(robot="")}, "<robot> has no name attribute", "PyBullet cannot load"),
     # ---- scene files
     C("scene-missing", (["run", "script.py", "--scene", "nope.toml"], "Scene.from_toml('nope.toml')"), {}, "nope.toml'", "scene file not found"),
+    C("scene-bundled-misspelled", (["run", "script.py", "--scene", "kuka_cube.toml"], "Simulation('kuka_cube.toml', gui=False)"), {}, "scene file not found: 'kuka_cube.toml'", "did you mean 'simbench:kuka_cubes.toml'?"),
+    C("urdf-bundled-misspelled", info("planar_2.urdf", api="RobotModel.from_urdf('planar_2.urdf')"), {}, "URDF file not found: 'planar_2.urdf'", "did you mean 'simbench:planar_2r.urdf'"),
+    C("urdf-pybullet-data-named-by-folder", info("kuka_iiwa.urdf", api="load_source('kuka_iiwa.urdf')"), {}, "URDF file not found: 'kuka_iiwa.urdf'", "did you mean 'pybullet_data:kuka_iiwa/model.urdf'"),
     C("scene-not-toml", SCENE, {"scene.toml": "[[body]\nname = 1"}, "scene.toml", "not valid TOML"),
     C("scene-no-bodies", SCENE, {"scene.toml": "gravity = [0, 0, -9.81]"}, "[[body]]", "the scene has no"),
     C("scene-fixed-base-string", SCENE, {"scene.toml": scene('fixed_base = "no"')}, "fixed_base = 'no'", "a TOML boolean (true or false)"),
@@ -232,7 +238,9 @@ CASES = [
     C("scene-body-without-urdf", SCENE, {"scene.toml": '[[body]]\nname = "robot"'}, "'urdf'", "missing"),
     C("scene-body-name-empty", SCENE, {"scene.toml": '[[body]]\nname = ""\nurdf = "ok.urdf"'}, "name = ''", "a non-empty string"),
     C("scene-body-urdf-missing", SCENE, {"scene.toml": '[[body]]\nname = "robot"\nurdf = "nope.urdf"'}, "'nope.urdf'", "not found"),
-    C("scene-joint-value", SCENE, {"scene.toml": scene("joints = { j = 'up' }")}, "joints = {'j': 'up'}", "a table of name = number"),
+    C("scene-joint-value", SCENE, {"scene.toml": scene("joints = { j = 'up' }")}, "body 'robot': joints.j = 'up'", "expected a finite number"),
+    C("scene-joint-nan", SCENE, {"scene.toml": scene("joints = { j = nan }")}, "body 'robot': joints.j = nan", "expected a finite number"),
+    C("scene-joint-inf", SCENE, {"scene.toml": scene("joints = { j = -inf }")}, "body 'robot': joints.j = -inf", "expected a finite number"),
     C("scene-collision-group-float", SCENE, {"scene.toml": scene("collision_group = 1.5")}, "collision_group = 1.5", "an integer"),
     C("scene-collision-mask-range", SCENE, {"scene.toml": scene("collision_mask = 4294967296")}, "collision_mask = 4294967296", "an integer from"),
     C("scene-package-map-folder", SCENE, {"scene.toml": scene(top='package_map = { foo = "nowhere" }')}, "'nowhere' does not exist", "expected the folder"),
@@ -398,6 +406,8 @@ CASES = [
     C("sweep-engine-unknown", cli(*SWEEP, "--samples", "5", "--engine", "rey"), {}, "'rey'", "expected local or ray"),
     C("check-corpus-unknown", cli("check", "--corpus", "pybulet_data"), {}, "'pybulet_data'", "choose from 'pybullet_data'"),
     C("view-scene-q-unknown-joint", cli("view", "--direct", "two.toml", "--q", "jj=1", "--out", "v.png"), {}, "'jj'", "did you mean 'j'?"),
+    C("view-scene-misspelled-suffix", cli("view", "--direct", "simbench:wall_iiwa.tml", "--out", "v.png"), {}, "error: file not found: 'simbench:wall_iiwa.tml'", "did you mean 'simbench:wall_iiwa.toml'?"),
+    C("view-local-scene-misspelled-suffix", cli("view", "--direct", "two.tml", "--out", "v.png"), {}, "error: file not found: 'two.tml'", "did you mean 'two.toml'?"),
     C("view-scene-joint-unknown", cli("view", "--direct", "scene.toml", "--out", "v.png"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
     C("run-scene-joint-unknown", cli(*SCENE[0], "--direct"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
     # ---- user functions: check judges them (ERROR or FAIL, exit status 1, reports written)
@@ -413,6 +423,8 @@ CASES = [
     C("check-module-missing", dyncheck("nosuchmodule:f"), {}, "'nosuchmodule:f'", "expected module:function"),
     C("check-function-missing", dyncheck("userdyn:rasies"), {}, "no function 'rasies'", "did you mean 'raises'?"),
     C("check-dynamics-format", dyncheck("userdyn"), {}, "'userdyn'", "expected module:function"),
+    C("check-function-not-callable", dyncheck("userdyn:not_callable"), {}, "'not_callable' in 'userdyn' is an int", "expected a function tau = f(q, qd, qdd)"),
+    C("check-float-not-callable", dyncheck("userdyn:not_callable_either"), {}, "'not_callable_either' in 'userdyn' is a float", "expected a function"),
     # ---- signals: stopped cleanly, outputs kept, no process left behind
     C("run-sigint", cli(*LONG_RUN), {}, "interrupted at t =", "servers closed", status=130, signal=(signal.SIGINT, "started")),
     C("run-sigterm", cli(*LONG_RUN), {}, "terminated (SIGTERM) at t =", "servers closed", status=143, signal=(signal.SIGTERM, "started")),

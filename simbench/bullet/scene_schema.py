@@ -118,8 +118,24 @@ def value(data: Mapping[str, Any], key: Key, where: str, default: Any = None) ->
     check = _CHECKS[key.kind]
     ok, result = check(raw, key)
     if not ok:
+        if key.kind == "table" and isinstance(raw, Mapping):
+            bad = _bad_item(raw, key)
+            if bad is not None:
+                name, item, expected = bad
+                raise SceneError(f"{where}: {key.name}.{name} = {_show(item)}; expected {expected}")
         raise SceneError(f"{where}: {key.name} = {_show(raw)}; expected {key.expected()}")
     return result
+
+
+def _bad_item(raw: Mapping[Any, Any], key: Key) -> tuple[str, Any, str] | None:
+    """The first entry of a ``table`` key that is not valid: (its name, its value, what was
+    expected), so a message names the one bad entry (``joints.j1 = nan``), not the whole table."""
+    for name, item in raw.items():
+        if not isinstance(name, str):
+            return repr(name), item, f"names that are strings ({key.expected()})"
+        if not _ITEM_OK[key.item](item):
+            return name, item, _ITEM_EXPECTED[key.item]
+    return None
 
 
 def _show(raw: Any) -> str:
@@ -179,14 +195,19 @@ def _vector(raw: Any, key: Key) -> tuple[bool, Any]:
 def _table(raw: Any, key: Key) -> tuple[bool, Any]:
     if not isinstance(raw, Mapping):
         return False, None
-    item_ok: Callable[[Any], bool] = {
-        "float": lambda v: _is_number(v) and _finite(v),
-        "str": lambda v: isinstance(v, str) and bool(v.strip()),
-        "scalar": lambda v: isinstance(v, (str, bool)) or _is_number(v),
-    }[key.item]
+    item_ok = _ITEM_OK[key.item]
     if not all(isinstance(k, str) and item_ok(v) for k, v in raw.items()):
         return False, None
     return True, {k: (float(v) if key.item == "float" else v) for k, v in raw.items()}
+
+
+_ITEM_OK: dict[str, Callable[[Any], bool]] = {
+    "float": lambda v: _is_number(v) and _finite(v),
+    "str": lambda v: isinstance(v, str) and bool(v.strip()),
+    "scalar": lambda v: isinstance(v, (str, bool)) or _is_number(v),
+}
+_ITEM_EXPECTED = {"float": "a finite number", "str": "a non-empty string",
+                  "scalar": "a string, number or boolean"}
 
 
 def _tables(raw: Any, key: Key) -> tuple[bool, Any]:

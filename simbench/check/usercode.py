@@ -118,12 +118,18 @@ def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., A
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         raise FunctionNotFound(f"--dynamics {shown(spec)}: module {shown(mod_name)} has no function {shown(func_name)}{hint}")
     if not callable(func):
-        raise FunctionNotFound(f"--dynamics {shown(spec)}: {shown(func_name)} in {shown(mod_name)} is a "
-                               f"{type(func).__name__}; expected a function tau = f(q, qd, qdd)")
+        raise FunctionNotFound(f"--dynamics {shown(spec)}: {shown(func_name)} in {shown(mod_name)} is "
+                               f"{a_type(func)}; expected a function tau = f(q, qd, qdd)")
     problem = signature_problem(func)
     if problem:
         raise FunctionNotFound(f"--dynamics {shown(spec)}: {problem}")
     return func
+
+
+def a_type(value: Any) -> str:
+    """The type of ``value`` with its article: ``an int``, ``a float``, ``an ndarray``."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeio' else 'a'} {name}"
 
 
 def _short(value: Any) -> str:
