@@ -229,13 +229,14 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
             sweep("collision", scene, out=out, **{**kw, **change})
         assert message in str(exc.value) and "\n" not in str(exc.value)
     scene.write_text(scene.read_text().replace("position = [1, 1, 0.5]", "position = [1, 1, 0.6]"))
-    with pytest.raises(SimbenchError, match=r"files.scene.sha256 is '[0-9a-f]{64}' there"):
+    with pytest.raises(SimbenchError, match=r"files.scene.sha256 is '[0-9a-f]{12}\.\.\.' there, '[0-9a-f]{12}\.\.\.' in this run; use"):
         sweep("collision", scene, out=out, **kw)
     with pytest.raises(SimbenchError, match="holds another sweep") as exc:   # every difference named
         sweep("collision", scene, out=out, **{**kw, "seed": 1, "chunk_size": 50})
-    said = str(exc.value)   # and the scene changed above: three differences
-    assert "seed is 0 there, 1 in this run" in said and "chunk_size is 10000 there, 50 in this run" in said
-    assert said.count(" there, ") == 3 and "files.scene.sha256" in said, said
+    said = str(exc.value)   # and the scene changed above: three differences, the first with its values
+    assert said == (f"sweep output folder {str(out)!r} holds another sweep: chunk_size is 10000 there, 50 in this "
+                    "run; also differ: seed, files.scene.sha256; use another --out, or the same parameters to resume")
+    assert len(said) <= 200 or len(str(out)) > 60, said
     assert len(cases) == 5
 
 
@@ -328,3 +329,22 @@ def test_progress_bar_shows_count_rate_and_time_left(tmp_path):
     lines = proc.stderr.replace("\r", "\n").split("\n")
     drawn = [line for line in lines if re.search(r"\| [1-9]\d*/6000 \[\d\d:\d\d<\d\d:\d\d, [\d.]+state/s\]", line)]
     assert drawn, proc.stderr  # rows done of the total, elapsed<time left, rate
+
+
+def test_the_refusal_tells_lists_by_their_lengths_and_stays_short():
+    """Bounds of another length are told by their lengths, a list's differing entries by the
+    first one; what does not fit on the ~200-character line is only named."""
+    from simbench.sweep.output import mismatch
+
+    head, tail = "sweep output folder 'd' holds another sweep: ", "; use another --out, or the same parameters to resume"
+    low36, low54 = [-0.8028514559] * 36, [-1.0] * 54
+    said = mismatch({"options": {"low": low36}}, {"options": {"low": low54}}, head, tail)
+    assert said == head + "options.low has 36 values there, 54 in this run" + tail
+    said = mismatch({"options": {"low": [0.0] * 36}}, {"options": {"low": [0.0] * 3 + [0.5] * 33}}, head, tail)
+    assert said == head + "options.low[3] is 0.0 there, 0.5 in this run (and 32 more entries)" + tail
+    old = {"options": {"floating": False, "low": low36, "high": [0.8] * 36}, "arrays": ["q"] * 36}
+    new = {"options": {"floating": True, "low": low54, "high": [1.0] * 54}, "arrays": ["q"] * 54}
+    said = mismatch(old, new, head, tail)
+    assert said == head + ("options.floating is False there, True in this run; also differ: options.low, "
+                           "options.high, arrays") + tail
+    assert len(said) < 200 and mismatch(old, old, head, tail) is None

@@ -94,10 +94,56 @@ def _lookup(data: Any, path: str) -> Any:
 
 
 def _brief(value: Any, most: int = 6) -> str:
-    """``repr(value)``, a long list cut to its first entries and its length (a job's bounds)."""
+    """``repr(value)``, short: a long list cut to its first entries and its length (a job's
+    bounds), a checksum to its first 12 digits, any other long text to its ends."""
     if isinstance(value, list) and len(value) > most:
         return "[" + ", ".join(repr(v) for v in value[:3]) + f", ... ({len(value)} values)]"
-    return repr(value)
+    if isinstance(value, str) and len(value) >= 32 and all(c in "0123456789abcdef" for c in value):
+        return repr(value[:12] + "...")
+    return shown(value)
+
+
+#: the refusal to resume a folder of another sweep stays within this many characters
+MISMATCH_LINE = 200
+
+
+def mismatch(old: Any, new: Any, head: str, tail: str) -> str | None:
+    """``head + differences + tail`` on one line of about :data:`MISMATCH_LINE` characters, or
+    None when the jobs are the same. Each differing option is named once (the entries of one list
+    together: ``options.low[3]`` and ``options.low[5]`` are ``options.low``); as many as fit are
+    told with their two values (a list of another length by its lengths only), the rest only
+    named: ``options.floating is False there, True in this run; also differ: options.low,
+    options.high``."""
+    groups: dict[str, list[str]] = {}
+    for where in differences(old, new):
+        groups.setdefault(where.split("[", 1)[0], []).append(where)
+    if not groups:
+        return None
+    told: list[str] = []
+    budget = max(60, MISMATCH_LINE - len(head) - len(tail))
+    names = list(groups)
+    while names:
+        text = _told(old, new, names[0], groups[names[0]])
+        reserve = len(f"; also differ: {names[1]}") if len(names) > 1 else 0
+        if told and len("; ".join(told + [text])) + reserve > budget:
+            break
+        told.append(text)
+        names.pop(0)
+    if names:
+        more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+        told.append("also differ: " + ", ".join(names[:4]) + more)
+    return head + "; ".join(told) + tail
+
+
+def _told(old: Any, new: Any, name: str, paths: list[str]) -> str:
+    """One differing option with its values: a scalar's two values, a list of another length by
+    its lengths, a list's first differing entry (and how many more entries differ)."""
+    a, b = _lookup(old, name), _lookup(new, name)
+    if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+        return f"{name} has {len(a)} values there, {len(b)} in this run"
+    where = paths[0]
+    more = f" (and {len(paths) - 1} more entries)" if len(paths) > 1 else ""
+    return f"{where} is {_brief(_lookup(old, where))} there, {_brief(_lookup(new, where))} in this run{more}"
 
 
 class SweepFolder:
@@ -168,12 +214,10 @@ class SweepFolder:
         except (ValueError, OSError) as exc:
             raise SimbenchError(f"sweep manifest {shown_path(str(path))} cannot be read ({exc}); expected a folder made by "
                                 "simbench sweep (delete the folder to start again)") from None
-        differ = list(differences(manifest["job"], job))
-        if differ:
-            said = "; ".join(f"{where} is {_brief(_lookup(manifest['job'], where))} there, "
-                             f"{_brief(_lookup(job, where))} in this run" for where in differ[:3]) + ("; ..." if len(differ) > 3 else "")
-            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} holds another sweep: {said}; "
-                                "use another --out, or the same parameters to resume")
+        said = mismatch(manifest["job"], job, f"sweep output folder {shown_path(str(self.dir))} holds another sweep: ",
+                        "; use another --out, or the same parameters to resume")
+        if said:
+            raise SimbenchError(said)
         return manifest
 
     def _verify(self) -> tuple[list[Chunk], int]:
