@@ -105,10 +105,12 @@ def _near(text: str, first: Path) -> list[str]:
         pass
     if first.suffix in _OTHER_SUFFIXES:
         return near   # a script: none is bundled
-    bundled = _near_bundled(first, suffixes)[:2]
-    # best first: a bundled file of nearly the very name goes before a loosely similar local one
-    ranked = sorted([(_likeness(first.name, Path(n).name), n) for n in near] + bundled,
-                    key=lambda pair: -pair[0])
+    local = [(_likeness(first.name, Path(n).name), n) for n in near]
+    best = max((score for score, _ in local), default=0.0)
+    # a bundled file only when it is more alike than every local one ('modle.urdf' beside a
+    # local model.urdf means that file), and then first
+    bundled = [(score, n) for score, n in _near_bundled(first, suffixes)[:2] if score > best]
+    ranked = sorted(local + bundled, key=lambda pair: -pair[0])
     return [n for _, n in ranked][:3]
 
 
