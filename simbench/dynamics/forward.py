@@ -43,7 +43,7 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     d = model._cache.get(KEY) or kernel_model(model)
     if f_ext is None and CALL is not None:   # one configuration in any common form, or a small
         if damping is not False or friction is not False:   # batch: one C call (q'' = FD(q, q', tau - losses))
-            if not ((damping is True or damping is False) and (friction is True or friction is False)):
+            if damping.__class__ is not bool or friction.__class__ is not bool:
                 damping, friction = loss_flags(damping, friction)   # True or False only (numpy's too)
             out = CALL(E.fd_c.address, d.packed, d.nv, -1, q, qd, tau, gravity,
                        d.damping if damping else None, d.friction if friction else None, 2)

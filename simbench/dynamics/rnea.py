@@ -47,7 +47,7 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
         _skip_checks_deprecated()
     if f_ext is None and CALL is not None:   # one configuration in any common form, or a small batch: one C call
         if damping is not False or friction is not False:   # the losses D q' + f sign(q') added by the same call
-            if not ((damping is True or damping is False) and (friction is True or friction is False)):
+            if damping.__class__ is not bool or friction.__class__ is not bool:
                 damping, friction = loss_flags(damping, friction)   # True or False only (numpy's too)
             out = CALL(E.id_c.address, d.packed, d.nv, -1, q, qd, qdd, gravity,
                        d.damping if damping else None, d.friction if friction else None, 0)
