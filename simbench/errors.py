@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
-           "reason", "real_array", "is_count", "nearest_hint", "as_rng"]
+           "reason", "real_array", "outside_limits", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
 
@@ -169,6 +169,18 @@ def real_array(value: Any) -> Any:
         raise TypeError("complex values; expected real numbers" if kind == "c" else
                         "text, not numbers; convert it with float() first")
     return raw.astype(float, copy=False)
+
+
+def outside_limits(given: str, value: float, lo: float, hi: float, unit: str,
+                   range_name: str = "the joint's limits") -> str:
+    """The one line for a joint value outside its range, ``given`` as the user wrote it, with
+    the closest valid value (the scene's ``[body.joints]`` and ``view --q`` say it alike).
+
+    >>> outside_limits("joint j1 = 5", 5.0, -3.0, 3.0, "rad")
+    "joint j1 = 5: outside the joint's limits [-3, 3] rad; closest valid value 3"
+    """
+    return (f"{given}: outside {range_name} [{lo:.4g}, {hi:.4g}] {unit}; "
+            f"closest valid value {min(max(value, lo), hi):.4g}")
 
 
 def is_count(value: Any) -> bool:

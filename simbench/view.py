@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._quiet import import_pybullet
-from .errors import SimbenchError, UnknownNameError, shown
+from .errors import SimbenchError, UnknownNameError, outside_limits, shown
 
 p = import_pybullet()
 
@@ -73,8 +73,7 @@ def within_limits(q: Mapping[str, float], model: Any) -> dict[str, float]:
         if not lo <= value <= hi:
             unit = "m" if prismatic else "rad"
             what = "the joint's limits" if _has_limits(model, name) else "the slider's range (the joint has no limits)"
-            raise SimbenchError(f"--q {name}={value:g}: outside {what} [{lo:.4g}, {hi:.4g}] {unit}; "
-                                f"closest valid value {min(max(value, lo), hi):.4g}")
+            raise SimbenchError(outside_limits(f"--q {name}={value:g}", value, lo, hi, unit, what))
         out[name] = value
     return out
 
