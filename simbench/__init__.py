@@ -1,7 +1,8 @@
 """simbench: URDF robots in PyBullet (GUI + collision servers, named-link collision queries)
 and our own rigid-body dynamics, cross-checked against PyBullet and Pinocchio.
 
-``import simbench`` is cheap: PyBullet and numba load only when a name that needs them is used.
+``import simbench`` is cheap (no numpy): the model, PyBullet and numba load only when a name
+that needs them is used, so that the command starts at once.
 """
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 
 from ._version import __version__
 from .errors import ShapeError, SimbenchError, UnknownNameError, URDFError
-from .model import ModelIssue, RobotModel
 
 _LAZY = {
+    "RobotModel": "simbench.model",
+    "ModelIssue": "simbench.model",
     "connect": "simbench.bullet.servers",
     "ServerPair": "simbench.bullet.servers",
     "Scene": "simbench.bullet.scene",
@@ -39,5 +41,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'simbench' has no attribute {name!r}")
 
 
-__all__ = ["RobotModel", "ModelIssue", "SimbenchError", "URDFError", "UnknownNameError",
+__all__ = ["SimbenchError", "URDFError", "UnknownNameError",
            "ShapeError", "__version__", *_LAZY]

@@ -111,10 +111,10 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an argument of a .xacro file (repeatable; needs the xacro extra)")
 
 
-def build_parser() -> ArgumentParser:
-    from ._quiet import import_pybullet
-
-    import_pybullet()  # before the subcommand modules import it, without its banner
+def build_parser(only: str | None = None) -> ArgumentParser:
+    """The whole command line; with ``only``, the module of that command alone is imported (the
+    others are listed with their help, as ``simbench --help`` shows them; ``""``: none), so that
+    a command starts without importing every other one (``simbench --version``: 1.3 -> 0.1 s)."""
     parser = ArgumentParser(prog="simbench", description=__doc__.splitlines()[0],
                             epilog=__doc__.split("\n\n", 1)[1].strip())
     parser.add_argument("--version", action="version", version=_version())
@@ -142,7 +142,12 @@ def build_parser() -> ArgumentParser:
     parsers = {"info": p_info}
     for name, (module_name, help_text) in _DELEGATED.items():
         sp = parsers[name] = sub.add_parser(name, help=help_text)
+        if only is not None and name != only:
+            continue
         try:
+            from ._quiet import import_pybullet
+
+            import_pybullet()  # before the subcommand modules import it, without its banner
             module = importlib.import_module(module_name)
         except ImportError as exc:
             sp.set_defaults(func=_unavailable(name, exc))
@@ -150,6 +155,8 @@ def build_parser() -> ArgumentParser:
         module.add_arguments(sp)
         sp.set_defaults(func=module.run_cli)
     for name in _LOADS_URDF:
+        if only is not None and name != only:
+            continue
         if "--package" not in parsers[name]._option_string_actions:  # unless the command has its own
             add_loading_arguments(parsers[name])
     return parser
@@ -174,8 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``simbench`` command. User errors print one line and return 2; an unexpected
     exception prints one line and a hint to rerun with ``-v`` (which shows the traceback) and
     returns 1."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:   # Ctrl-C while the command's modules load: the same line and status as later
+        args = build_parser(_command_word(words) or "").parse_args(words)
+    except KeyboardInterrupt:
+        print(log.line(_command_word(words), "interrupted"), file=sys.stderr)
+        return 130
     command = args.command
     with log.configured(command, args.log_verbosity), _sigterm_interrupts() as terminated:
         try:
@@ -196,6 +207,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = "" if args.log_verbosity >= log.VERBOSE else "; rerun with -v for the traceback"
             _say(command, f"unexpected {type(exc).__name__}: {exc}{hint}")
             return 1
+
+
+def _command_word(words: Sequence[str]) -> str | None:
+    """The command among ``words`` (the first word that is not a global option), when it is one
+    of ours; else None (no command's module is needed: the parser lists the commands, or
+    suggests one)."""
+    for word in words:
+        if not word.startswith("-"):
+            return word if word == "info" or word in _DELEGATED else None
+    return None
 
 
 @contextlib.contextmanager

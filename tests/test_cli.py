@@ -101,3 +101,40 @@ def test_sigint_stops_a_command_started_with_sigint_ignored(tmp_path):
     assert (out / "_manifest.json").exists()
     left = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
     assert left == [], left
+
+
+@pytest.mark.parametrize("after", [0.5, 0.8])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_status_130(tmp_path, after):
+    """SIGINT sent to the installed ``simbench`` script while it starts (its modules loading:
+    the whole first second before, when every command's module was imported to build the
+    parser) ends as later: one line 'simbench check: interrupted', exit status 130, no
+    traceback (before: a KeyboardInterrupt traceback and status 1)."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("simbench")
+    proc = subprocess.Popen([str(script), "check", "simbench:planar_2r.urdf", "--samples", "5000", "-q"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(after)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith("simbench check: interrupted"), err[-2000:]
+
+
+def test_version_and_help_load_no_command_module():
+    """``simbench --version`` / ``--help`` / a misspelt command import none of the commands'
+    modules (numba, PyBullet, the checker: 1.3 s of the 1.4 s before), and a command imports
+    only its own: `info` neither numba nor the checker."""
+    code = ("import sys; from simbench.cli import main\n"
+            "for argv in (['--version'], ['--help'], ['chek']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in ('numba', 'pybullet', 'simbench.check.checker', 'simbench.sim',"
+            " 'numpy') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
+    assert main(["--quiet", "info", "simbench:planar_2r.urdf"]) == 0   # the whole path still works
