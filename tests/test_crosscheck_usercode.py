@@ -300,3 +300,49 @@ def test_a_fail_line_labels_the_users_values_as_theirs(user_dir):
         p.disconnect(physicsClientId=c)
     assert w["tau_pybullet"] == pytest.approx(tb, abs=1e-9) and w["tau_tested"] == pytest.approx(tb + 0.5, abs=1e-9)
     assert f"yours (faulty_dyn:elbow) {w['tau_tested']!r}, PyBullet {w['tau_pybullet']!r}" in detail[0]
+
+
+FLOATING = '''
+import numpy as np
+from simbench.model import RobotModel
+from simbench.oracles.pinocchio import PinocchioDynamics
+
+a1 = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
+pin = PinocchioDynamics.from_urdf(a1)       # Pinocchio's own parser and free flyer
+
+def right(q, qd, qdd):                      # q (7 + 12,), qd, qdd and tau (6 + 12,)
+    return pin.inverse_dynamics(q, qd, qdd)
+
+def no_coriolis(q, qd, qdd):
+    return pin.inverse_dynamics(q, 0 * qd, qdd)
+
+def joints_only(q, qd, qdd):
+    return pin.inverse_dynamics(q, qd, qdd)[6:]
+'''
+
+
+def test_floating_base_user_functions_get_their_verdicts(tmp_path, monkeypatch):
+    """``check --floating --dynamics``: the user's function takes q (7 + 12,) and qd, qdd
+    (6 + 12,) and returns the base wrench and the joint torques (6 + 12,). Every function got
+    ERROR before (its 18 values were taken for 12 torques; the mass matrix's unit vectors had
+    19 entries). Oracle: the user's functions are Pinocchio's free-flyer rnea (its own URDF
+    parser), right and without its Coriolis terms, against PyBullet; 3 functions x 2 routes."""
+    (tmp_path / "floating_dyn.py").write_text(FLOATING)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import floating_dyn
+
+    a1 = "pybullet_data:a1/a1.urdf"
+    compared = 0
+    for name, verdict, words in [
+            ("right", "PASS", []),
+            ("no_coriolis", "FAIL", ["unexplained: worst joint"]),
+            ("joints_only", "ERROR", ["returned shape (12,) at sample 0; expected 18 generalised forces "
+                                      "(shape (18,)) in model.v_labels order (base_vx, base_vy, ...)"])]:
+        for dyn in (f"floating_dyn:{name}", getattr(floating_dyn, name)):
+            r = cc.compare(a1, samples=3, dynamics=dyn, pinocchio=False, floating=True)
+            assert r.verdict == verdict and all(w in r.reason for w in words), (name, r.line())
+            if verdict == "PASS":
+                assert r.errors.tau_abs < 1e-6 and r.errors.M_abs < 1e-8, r.line()
+            compared += 1
+    assert compared == 6

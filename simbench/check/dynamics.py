@@ -58,7 +58,8 @@ class SimbenchDynamics:
 
 
 class FunctionDynamics:
-    """A user's ``tau = f(q, qd, qdd)`` for one robot, in ``model.joint_names`` order; ``M`` is
+    """A user's ``tau = f(q, qd, qdd)`` for one robot, in ``model.v_labels`` order (the joints'
+    names when the base is fixed); ``M`` is
     derived column by column. Runs in a worker process (by name) or a thread (a callable)."""
 
     trusted = False
@@ -71,7 +72,7 @@ class FunctionDynamics:
 
     def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
                  qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.runner.evaluate(q, qd, qdd, model.joint_names, self.label)
+        return self.runner.evaluate(q, qd, qdd, model.v_labels, self.label)
 
     def close(self) -> None:
         self.runner.close()

@@ -2,8 +2,11 @@
 it returns, so that faulty code gets a verdict instead of crashing ``check``.
 
 The contract (:class:`simbench.dynamics.protocols.InverseDynamicsFunction`): ``f`` takes three
-arrays of shape ``(n,)`` in ``model.joint_names`` order and returns ``n`` finite torques. The
-mass matrix is derived from it column by column, ``M e_j = f(q, 0, e_j) - f(q, 0, 0)``
+arrays of shape ``(n,)`` in ``model.joint_names`` order and returns ``n`` finite torques; for a
+floating base (``check --floating``) q has ``model.nq`` entries (the base pose first) and qd,
+qdd and the result ``model.nv``, in ``model.v_labels`` order (the base's twist and wrench
+first, Pinocchio's free-flyer convention). The mass matrix is derived from it column by
+column, ``M e_j = f(q, 0, e_j) - f(q, 0, 0)``
 (Featherstone, *Rigid Body Dynamics Algorithms*, the unit-vector method for the joint-space
 inertia matrix).
 
@@ -138,9 +141,16 @@ def _short(value: Any) -> str:
 
 
 def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> np.ndarray:
-    """``out`` as ``(n,)`` float torques, or a :class:`UserCodeFault` saying what is wrong."""
+    """``out`` as ``(n,)`` float torques, or a :class:`UserCodeFault` saying what is wrong.
+    ``joint_names``: a name per entry of v (``model.v_labels``; the joints' names when the
+    base is fixed and every joint has one entry)."""
     n = len(joint_names)
-    expected = f"expected {n} torques (shape ({n},)) in joint_names order"
+    labels = any(name.startswith("base_") or name.endswith("]") for name in joint_names)
+    if labels:
+        expected = (f"expected {n} generalised forces (shape ({n},)) in model.v_labels order "
+                    f"({', '.join(joint_names[:2])}, ...)")
+    else:
+        expected = f"expected {n} torques (shape ({n},)) in joint_names order"
     if out is None:
         raise UserCodeFault(ERROR, f"{label} returned None {where}; {expected}")
     try:
@@ -163,7 +173,7 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
     bad = ~np.isfinite(arr)
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
-        raise UserCodeFault(FAIL, f"{label} returned {arr[j]} for joint {joint_names[j]!r} {where} "
+        raise UserCodeFault(FAIL, f"{label} returned {arr[j]} for {'' if labels else 'joint '}{joint_names[j]!r} {where} "
                                   f"from finite inputs ({int(bad.sum())} of {n} torques not finite)")
     return arr
 
@@ -187,7 +197,7 @@ def evaluate(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.nd
              joint_names: Sequence[str], label: str) -> tuple[np.ndarray, np.ndarray]:
     """``tau`` (N, n) for each sample and ``M`` (N, n, n) by columns; :class:`UserCodeFault` on
     the first breach."""
-    N, n = q.shape
+    N, n = qd.shape      # n entries of v (q has more with a floating base)
     tau = np.empty((N, n))
     M = np.empty((N, n, n))
     zero = np.zeros(n)
