@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimbenchError, shown
-from ..model import FIXED, GRAVITY, PRISMATIC, SPHERICAL, RobotModel
+from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 
 try:
     import sympy as sp
@@ -265,7 +265,7 @@ class SymbolicDynamics:
 
 
 def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: bool = False, *,
-           gravity: Sequence[float] = GRAVITY, max_dof: int = MAX_DOF) -> SymbolicDynamics:
+           gravity: Sequence[float] | None = None, max_dof: int = MAX_DOF) -> SymbolicDynamics:
     """Symbolic M(q), C(q, q') (Christoffel symbols) and g(q) of a serial chain.
 
     ``model``: revolute / continuous / prismatic joints in one chain (fixed joints are
@@ -285,7 +285,8 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     the translation from the previous body's frame to the joint frame) and the gravity
     magnitude ``g`` become symbols; only entries that are non-zero in the model get a
     symbol, the zeros stay exact zeros. Their values are in ``.parameters``.
-    ``gravity``: the gravity vector in the root frame.
+    ``gravity``: the gravity vector in the root frame (default ``model.gravity``, as every
+    numeric function takes it).
     """
     from sympy.polys.domains import RR
     from sympy.polys.rings import ring as make_ring
@@ -295,6 +296,8 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     t0 = time.perf_counter()
     bodies = _chain_bodies(model, max_dof)
     n = len(bodies)
+    if gravity is None:
+        gravity = model.gravity
     gvec = np.asarray(gravity, dtype=float)
     if gvec.shape != (3,) or not np.all(np.isfinite(gvec)):
         raise SimbenchError(f"gravity must be 3 finite numbers, got {shown(gravity)}")
