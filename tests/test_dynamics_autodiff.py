@@ -153,12 +153,41 @@ def test_mobile_manipulator_closed_forms_of_the_post(mobile):
         assert rel_err(ad.mass_matrix(mobile, Q[s]), M) < 1e-12
         # the array the post's code builds (dMdq[k] = dM/dq_k): Gamma = dMdq.T - 0.5 dMdq
         assert rel_err(G_b[s], dMdq.T - 0.5 * dMdq) < 1e-12
-        assert rel_err(ad.coriolis_matrix(mobile, Q[s], DQ[s]), C) < 1e-12
+        assert rel_err(ad.coriolis_matrix(mobile, Q[s], DQ[s]) @ DQ[s], C @ DQ[s]) < 1e-12
         assert rel_err(ad.gravity_torques(mobile, Q[s], gravity=grav), g) < 1e-12
         lag = ad.lagrangian_inverse_dynamics(mobile, Q[s], DQ[s], DDQ[s], gravity=grav)
         assert rel_err(lag, tau) < 1e-12
         assert rel_err(ad.inverse_dynamics(mobile, Q[s], DQ[s], DDQ[s], gravity=grav), tau) < 1e-12
         assert rel_err(ad.forward_dynamics(mobile, Q[s], DQ[s], tau, gravity=grav), DDQ[s]) < 1e-10
+
+
+def test_coriolis_matrix_is_the_same_matrix_as_the_numeric_and_pinocchios():
+    """``autodiff.coriolis_matrix`` and ``dynamics.coriolis_matrix``: one name, one matrix (the
+    jax one was the post's C, whose ``M' - 2C`` is not skew: 0.013 apart on a user's arm).
+    Oracle: Pinocchio's computeCoriolisMatrix (joints matched by name), and M' - 2C skew with
+    M' from finite differences of Pinocchio's crba; 3 robots x 5 states."""
+    from simbench.oracles.pinocchio import PinocchioMap, symmetric, urdf_model
+
+    compared = 0
+    for name in ("kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "TwoJointRobot_wo_fixedJoints.urdf"):
+        model = RobotModel.from_urdf(f"pybullet_data:{name}")
+        pm = urdf_model(model)
+        pmap, data = PinocchioMap(model, pm), pm.createData()
+        rng = np.random.default_rng(11)
+        for _ in range(5):
+            q = model.random_configuration(rng)
+            qd = rng.normal(size=model.nv)
+            C = ad.coriolis_matrix(model, q, qd)
+            ref = pmap.back_matrix(np.array(pin.computeCoriolisMatrix(pm, data, pmap.q(q), pmap.v(qd))))
+            assert rel_err(C, ref) < 1e-10, name
+            assert rel_err(C, dyn.coriolis_matrix(model, q, qd)) < 1e-10, name
+            h = 1e-6
+            Mdot = (symmetric(pin.crba(pm, data, pmap.q(q + h * qd)).copy())
+                    - symmetric(pin.crba(pm, data, pmap.q(q - h * qd)).copy())) / (2 * h)
+            S = pmap.back_matrix(Mdot) - 2 * C
+            assert np.abs(S + S.T).max() < 1e-6 * max(1.0, np.abs(C).max()), name
+            compared += 1
+    assert compared == 15
 
 
 def test_christoffel_index_convention_of_the_post(mobile):

@@ -263,7 +263,10 @@ def christoffel_matrix(model: RobotModel, q: Any) -> np.ndarray:
 
 
 def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
-    """``C[..., i, k] = sum_j Gamma[..., i, j, k] q'_j``, (..., n, n). Minimal coordinates."""
+    """``C[..., i, j] = sum_k 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) q'_k``, (..., n, n): the
+    C of :func:`simbench.dynamics.coriolis_matrix` and Pinocchio's ``computeCoriolisMatrix``
+    (``M' - 2 C`` skew-symmetric), by ``jax.jacfwd(M)``. Its ``C q'`` equals the post's
+    ``sum_j Gamma[i, j, k] q'_j`` with :func:`christoffel_matrix`. Minimal coordinates."""
     return _call_lagrange(model, "coriolis_matrix", ((q, "q", "q"), (qd, "qd", "v")),
                           shape=(model.nv,) * 2)
 

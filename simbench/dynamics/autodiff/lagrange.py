@@ -14,7 +14,9 @@ here the link poses come from the URDF (:func:`link_frames`) and the post's form
   ``C[i, k] = sum_j Gamma[i, j, k] q'_j`` (the post's ``dq.T @ Gamma``). The post's text prints
   ``Gamma_ijk = dM_ik/dq_j - 1/2 dM_ij/dq_k``; with that second term ``C q'`` comes out wrong (a
   test shows it), so the code's array is the one kept. It is not the symmetric Christoffel array
-  of :func:`simbench.dynamics.lagrange.christoffel_symbols`; both give the same ``C q'``;
+  of :func:`simbench.dynamics.lagrange.christoffel_symbols`; both give the same ``C q'``.
+  :func:`coriolis_matrix` is the C of that symmetric array (as :mod:`simbench.dynamics` and
+  Pinocchio give it: one name, one matrix), :func:`post_coriolis_matrix` the post's;
 * ``g = dP/dq`` with ``P = -sum_i m_i g . c_i`` by ``jax.jacfwd``;
 * ``tau = M q'' + C q' + g``.
 
@@ -33,7 +35,7 @@ from ._jax import jax, jnp
 from .tree import Body, joint_pose, links, retract
 
 __all__ = ["LinkTree", "link_tree", "link_frames", "mass_matrix", "christoffel_matrix",
-           "coriolis_matrix", "gravity_torques", "inverse_dynamics"]
+           "coriolis_matrix", "post_coriolis_matrix", "gravity_torques", "inverse_dynamics"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +105,20 @@ def christoffel_matrix(lt: LinkTree, q):
 
 
 def coriolis_matrix(lt: LinkTree, q, v):
-    """``C[i, k] = sum_j Gamma[i, j, k] q'_j`` (nv, nv)."""
+    """``C[i, j] = sum_k 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) q'_k`` (nv, nv): the
+    Christoffel symbols of the first kind, the C of :func:`simbench.dynamics.coriolis_matrix`
+    and Pinocchio's ``computeCoriolisMatrix`` (``M' - 2 C`` skew-symmetric). Its ``C q'``
+    equals the post's (:func:`post_coriolis_matrix`)."""
+    needs_minimal(lt, "the Coriolis matrix")
+    dM = jax.jacfwd(lambda dv: mass_matrix(lt, retract(lt.bodies, q, dv)))(_zero_tangent(q, lt))
+    # dM[i, j, k] = dM_ij/dq_k
+    return 0.5 * (jnp.einsum("ijk,k->ij", dM, v) + jnp.einsum("ikj,k->ij", dM, v)
+                  - jnp.einsum("jki,k->ij", dM, v))
+
+
+def post_coriolis_matrix(lt: LinkTree, q, v):
+    """The post's ``C[i, k] = sum_j Gamma[i, j, k] q'_j`` with its array
+    (:func:`christoffel_matrix`): the same ``C q'``, another C (``M' - 2 C`` not skew)."""
     return jnp.einsum("j,ijk->ik", v, christoffel_matrix(lt, q))
 
 
@@ -120,4 +135,4 @@ def gravity_torques(lt: LinkTree, q, g):
 
 def inverse_dynamics(lt: LinkTree, q, v, a, g):
     """``tau = M q'' + C q' + g`` (the post's ``force``)."""
-    return mass_matrix(lt, q) @ a + coriolis_matrix(lt, q, v) @ v + gravity_torques(lt, q, g)
+    return mass_matrix(lt, q) @ a + post_coriolis_matrix(lt, q, v) @ v + gravity_torques(lt, q, g)
