@@ -2,6 +2,8 @@
 Pinocchio (``crba``, ``nonLinearEffects`` and frame Jacobians with external wrenches and joint
 losses), closed forms (a floating robot in free fall: base acceleration g, joint accelerations zero), and
 the singular mass matrix of a massless moving link."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -64,6 +66,19 @@ def test_singular_mass_matrix():
         dyn.forward_dynamics(model, np.zeros((900, 2)), np.zeros(2), np.zeros(2))
     with pytest.raises(SimbenchError, match="singular.*900 configuration"):   # a plain float64 batch
         dyn.forward_dynamics(model, np.zeros((900, 2)), np.zeros((900, 2)), np.zeros((900, 2)))
+
+
+def test_singular_mass_matrix_names_a_negative_mass(tmp_path):
+    """A URDF link with mass -0.3 kg: forward dynamics names it as it is (it said 'massless
+    links: ['link2']', a user's walkthrough); the other link's point mass (zero inertia) is not
+    blamed. Oracle: the file as written."""
+    text = Path(asset("planar_2r.urdf")).read_text()
+    assert text.count('<mass value="0.8"/>') == 1
+    (tmp_path / "neg.urdf").write_text(text.replace('<mass value="0.8"/>', '<mass value="-0.3"/>'))
+    model = RobotModel.from_urdf(tmp_path / "neg.urdf")
+    with pytest.raises(SimbenchError) as err:
+        dyn.forward_dynamics(model, [0.1, 0.2], [0.0, 0.0], [0.0, 0.0])
+    assert str(err.value).endswith("so forward dynamics is undefined; negative mass: 'link2' (-0.3 kg)"), err.value
 
 
 def test_batched_serial_and_threaded_equal_single():

@@ -16,8 +16,8 @@ from ..errors import SimbenchError, real_array
 from ..model import RobotModel, as_joint_array
 from . import kernels as K
 from .crba import mass_matrix
-from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, joint_losses, loss_flags,
-                     plain_batch, same_gravity, wrenched_call, NO_FEXT)
+from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, inertia_faults, joint_losses,
+                     loss_flags, plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
 from .packing import KEY, KernelModel, kernel_model
@@ -130,10 +130,8 @@ def _singular(model: RobotModel, qdd: np.ndarray, Q: np.ndarray) -> None:
     try:
         np.linalg.cholesky(mass_matrix(model, np.reshape(Q, (-1, model.nq))[bad[0]]))
     except np.linalg.LinAlgError:
-        light = [n for n, m in zip(model.link_names[1:], model.link_mass[1:]) if m <= 0]
         raise SimbenchError(
             f"{model.name}: the mass matrix is singular (not positive definite) at {bad.size} "
-            f"configuration(s), so forward dynamics is undefined"
-            + (f"; massless links: {light}" if light else "")) from None
+            f"configuration(s), so forward dynamics is undefined{inertia_faults(model)}") from None
     raise Overflow(f"{model.name}: forward dynamics overflowed (non-finite accelerations) at "
                    f"{bad.size} configuration(s); velocities or torques are too large")

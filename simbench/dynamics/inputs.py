@@ -245,6 +245,26 @@ _MEANT = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no"
           "0": False, "": False}
 
 
+def inertia_faults(model: RobotModel) -> str:
+    """Why M can be singular, for an error message: ``"; massless links: ['a']; negative mass:
+    'b' (-0.3 kg); a negative principal moment of inertia: 'c' (principal moments [...])"``, or ``""``."""
+    names, masses = model.link_names[1:], model.link_mass[1:]
+    parts = []
+    light = [n for n, m in zip(names, masses) if m == 0]
+    if light:
+        parts.append(f"massless links: {light}")
+    negative = [f"{n!r} ({m:g} kg)" for n, m in zip(names, masses) if m < 0]
+    if negative:
+        parts.append(f"negative mass: {', '.join(negative)}")
+    indefinite = [f"{i.data.get('link')!r} (principal moments "
+                  f"{[float(f'{x:.3g}') for x in i.data.get('principal', [])]})"
+                  for i in model.issues if i.kind == "inertia_not_positive_definite"
+                  and min(i.data.get("principal", [0.0])) < 0]      # a point mass (zeros) is fine
+    if indefinite:
+        parts.append(f"a negative principal moment of inertia: {', '.join(indefinite)}")
+    return "".join(f"; {p}" for p in parts)
+
+
 def loss_flags(damping: Any, friction: Any) -> tuple[bool, bool]:
     """``damping`` and ``friction`` as bools: True or False (numpy's too); anything else is one
     line (a string such as ``"yes"`` would be truthy, an array ambiguous). The callers test

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import SimbenchError
 from ...model import RobotModel
-from ..inputs import gravity_vector, joint_arrays
+from ..inputs import gravity_vector, inertia_faults, joint_arrays
 from . import lagrange as L
 from . import rnea as R
 from ._jax import jax, jnp
@@ -207,10 +207,8 @@ def _call_lagrange(model: RobotModel, name: str, named: Sequence[tuple[Any, str,
 
 def _finite(model: RobotModel, x: np.ndarray, what: str) -> np.ndarray:
     if not np.all(np.isfinite(x)):
-        light = [n for n, m in zip(model.link_names[1:], model.link_mass[1:]) if m <= 0]
         raise SimbenchError(f"{model.name}: {what} is not finite: the mass matrix is singular "
-                            f"(not positive definite) or the inputs overflow"
-                            + (f"; massless links: {light}" if light else ""))
+                            f"(not positive definite) or the inputs overflow{inertia_faults(model)}")
     return x
 
 
