@@ -223,7 +223,8 @@ class Viewer:
             best = min(chunk, key=lambda r: r.distance)
             link = getattr(best.a, "link", None)
             out.append(Distance(f"{label} ({link})" if link and len(pairs) > 1 else label, float(best.distance), best))
-        self.sim.draw_closest_points([d.result for d in out if math.isfinite(d.result.point_a[0])])
+        found = [d for d in out if math.isfinite(d.result.point_a[0])]
+        self.sim.draw_closest_points([d.result for d in found], labels=[d.label for d in found])
         return out
 
     def poll(self) -> list[Distance] | None:
@@ -284,9 +285,9 @@ def run_cli(args: argparse.Namespace) -> int:
         print("distances: " + format_distances(distances), flush=True)
         if not viewer.sim.gui:
             path = out if out is not None else writable_file("view.png", "--out picture")
-            lines = [f"{viewer.robot.name}: {viewer.model.name}"] + [
-                (f"{d.label}: {d.distance:.4f} m", _rgb(d.distance)) for d in distances]
-            viewer.sim.screenshot(path, size, lines=lines, show_time=False)
+            # the title, then the legend of the drawn segments (each pair's name and distance)
+            viewer.sim.screenshot(path, size, lines=[f"{viewer.robot.name}: {viewer.model.name}"],
+                                  show_time=False)
             print(f"wrote {path}")
             return 0
         print("move the sliders (right panel); close the window or press Ctrl-C to quit", flush=True)
@@ -331,12 +332,6 @@ def _target(target: str | None, items: Sequence[str]) -> tuple[str, list[str]]:
 
 def _moved(old: Sequence[Distance], new: Sequence[Distance]) -> bool:
     return len(old) != len(new) or any(abs(a.distance - b.distance) >= CHANGE_M for a, b in zip(old, new))
-
-
-def _rgb(distance: float) -> tuple[float, float, float]:
-    from .sim.overlay import clearance_rgb
-
-    return clearance_rgb(distance)
 
 
 __all__ = ["Viewer", "slider_limits", "within_limits", "parse_q", "scene_of", "Distance", "run_cli", "add_arguments"]

@@ -102,3 +102,41 @@ def test_continuous_joint_takes_any_angle_wrapped(tmp_path):
     q = q_line(proc.stdout)
     assert q["right_front_wheel_joint"] == pytest.approx(-2.5664, abs=1e-4)
     assert q["gripper_extension"] == pytest.approx(-0.2, abs=1e-4)
+
+
+def _runs(mask_rows):
+    """(first, last + 1) of each run of True rows."""
+    out, start = [], None
+    for i, on in enumerate(list(mask_rows) + [False]):
+        if on and start is None:
+            start = i
+        elif not on and start is not None:
+            out.append((start, i))
+            start = None
+    return out
+
+
+def test_view_picture_has_one_legend_naming_each_pair(tmp_path):
+    """The headless picture of a scene: the title line, then one legend row per obstacle (a
+    swatch and 'ground (lbr_iiwa_link_1): 0.146 m'), as the printed ``distances:`` line has
+    them. Before, the picture held every distance twice: as coloured text lines and again as
+    the legend (9 text lines for 4 obstacles). Oracle: the picture's pixels (text rows and
+    saturated swatch rows in the top-left column; the text is
+    white outlined in black) and the printed line's four entries."""
+    from PIL import Image
+    import numpy as np
+
+    proc = view(tmp_path, "simbench:kuka_cubes.toml", "--direct", "--out", "v.png")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    printed = next(line for line in proc.stdout.splitlines() if line.startswith("distances: "))
+    assert printed.count(" m") == 4 and "ground (lbr_iiwa_link_1)" in printed, printed
+    img = np.asarray(Image.open(tmp_path / "v.png").convert("RGB")).astype(int)[:200, :400]
+    inked = (img[:, 40:300].max(axis=-1) < 40).sum(axis=1) > 12   # the text's black outline
+    lines = [(a, b) for a, b in _runs(inked) if b - a >= 4]
+    swatch = img[:, 6:36]
+    sat = ((swatch.max(axis=-1) - swatch.min(axis=-1)) > 150).sum(axis=1) > 10
+    swatches = _runs(sat)
+    assert len(lines) == 5, lines                  # the title and four entries, nothing twice
+    assert len(swatches) == 4, swatches
+    for (a, b), (c, d) in zip(lines[1:], swatches):
+        assert a <= c < d <= b + 2, (lines, swatches)   # each entry beside its swatch

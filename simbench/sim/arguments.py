@@ -25,6 +25,16 @@ def closest_results(results: Any) -> list[Any]:
     return items
 
 
+def closest_labels(labels: Any, n: int) -> list[str] | None:
+    """``labels`` of :meth:`Simulation.draw_closest_points`: None, or one text per result."""
+    if labels is None:
+        return None
+    out = [labels] if isinstance(labels, str) else list(labels)
+    if len(out) != n:
+        raise SimbenchError(f"draw_closest_points: {len(out)} labels for {n} results; expected one per result")
+    return [str(x) for x in out]
+
+
 def step_count(n: Any) -> int:
     """``n`` of :meth:`Simulation.step` as an int >= 0, or one line naming it."""
     if is_count(n):

@@ -128,10 +128,14 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
     for text, color, sw, mid in rows:
         x = 6 if sw is None else 6 + swatch + 6
         placed.append((x, y, text, color, sw, mid))
-        if mid is not None:   # leaders first: no line crosses a text
-            x1 = draw.textbbox((x, y), text, font=font)[2]
-            draw.line([(x1 + 6, y + size * 0.6), mid], fill=LEADER, width=1)
         y += size + 4
+    # leaders first (no line crosses a text), all from one column right of the widest entry
+    # (from each text's own end they crossed each other beside the legend)
+    x1 = max((draw.textbbox((x, y), text, font=font)[2] for x, y, text, _, sw, _ in placed
+              if sw is not None), default=0)
+    for x, y, text, color, sw, mid in placed:
+        if mid is not None:
+            draw.line([(x1 + 6, y + size * 0.6), mid], fill=LEADER, width=1)
     for x, y, text, color, sw, _ in placed:
         if sw is not None:
             top = y + size * 0.6 - thick / 2

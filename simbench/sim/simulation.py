@@ -12,6 +12,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from ..bullet.servers import ServerPair, check_gui
 from ..errors import ShapeError, SimbenchError, as_rng, finite_number, lookup, shown
 from ..imaging import write_png
 from . import camera as cam
-from .arguments import camera_target, closest_results, duration, step_count
+from .arguments import camera_target, closest_labels, closest_results, duration, step_count
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
 from .overlay import Segment
 from .poses import base_link_pose, set_base_pose
@@ -254,12 +255,17 @@ class Simulation:
         """:meth:`ray_test` for rays of shape (..., 3)."""
         return ray_test_batch(self, starts, ends)
 
-    def draw_closest_points(self, results: Sequence[Any], key: str = "closest") -> list[Segment]:
+    def draw_closest_points(self, results: Sequence[Any], key: str = "closest",
+                            labels: Sequence[str] | None = None) -> list[Segment]:
         """Show closest-point results (``detector.closest_points(q)``) under ``key``: in the GUI
-        as lines coloured by clearance with distance labels (pushed at most ``overlay_hz`` times
-        per second), and drawn into recorded frames and screenshots. A later call with the same
-        ``key`` replaces them; an empty list removes them."""
-        segments = [s for s in (Segment.from_result(r) for r in closest_results(results)) if s is not None]
+        as lines coloured by clearance with a legend (``labels``, one per result, or each
+        obstacle's name), pushed at most ``overlay_hz`` times per second, and drawn into recorded
+        frames and screenshots. A later call with the same ``key`` replaces them; an empty list
+        removes them."""
+        items = closest_results(results)
+        names = closest_labels(labels, len(items)) or [None] * len(items)
+        segments = [s if name is None else replace(s, label=name) for s, name in
+                    zip(map(Segment.from_result, items), names) if s is not None]
         self._overlays[key] = segments
         if self.window is not None:
             self.window.show(key, segments)

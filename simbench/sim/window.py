@@ -325,15 +325,20 @@ class Window:
         self._leaders(key, segments)
 
     def _leaders(self, key: str, segments: Sequence[Segment]) -> None:
-        """Thin grey lines from each legend entry of ``key`` to its segment's midpoint."""
+        """Thin grey lines from each legend entry of ``key`` (right of the widest one) to its
+        segment's midpoint."""
         old, new = self._leader_items.get(key, []), []
         for item in old[len(segments):]:
             p.removeUserDebugItem(item, physicsClientId=self.client)
         cam = self._cam if self._cam is not None else self.camera()
-        x = self.visible(cam["size"])[0] + LEGEND_LEFT
-        for k, (seg, (_, (text, *_))) in enumerate(zip(segments, self._texts.get(key, []))):
+        texts = self._texts.get(key, [])
+        # every leader starts right of the widest entry: from one column, not each text's end
+        # (leaders from ragged ends crossed each other beside the legend)
+        x = self.visible(cam["size"])[0] + LEGEND_LEFT + LEADER_GAP + \
+            TEXT_CHAR * TEXT_SIZE * max((len(text) for _, (text, *_) in texts), default=0)
+        for k, (seg, _) in enumerate(zip(segments, texts)):
             y = self._row_y(self._first[key] + k) - TEXT_MID * TEXT_SIZE
-            start = self._at(x + TEXT_CHAR * TEXT_SIZE * len(text) + LEADER_GAP, y)
+            start = self._at(x, y)
             mid = (np.asarray(seg.a, dtype=float) + np.asarray(seg.b, dtype=float)) / 2
             replace = {"replaceItemUniqueId": old[k]} if k < len(old) else {}
             new.append(p.addUserDebugLine(start.tolist(), mid.tolist(), LEADER_RGB, lineWidth=1.0,
