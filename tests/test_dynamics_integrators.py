@@ -130,3 +130,30 @@ def test_simulate_errors():
     with pytest.raises(SimbenchError, match="diverged"):
         dyn.simulate_model(m, np.zeros(2), np.zeros(2), 1.0, 5, lambda t, q, qd: np.array([1e200, -1e200]),
                            method="euler")
+
+
+def test_a_faulty_acceleration_function_is_named_in_one_line():
+    """simulate(accel, ...) with a user's function that returns the wrong shape, None or NaN
+    from finite inputs, or a q0 longer than qd0 without integrate=: one line naming the
+    function, the time and what was expected (before: numpy's broadcast error, or 'diverged
+    ... try a smaller dt' blaming dt; a user walkthrough). Oracle: the faults are built in."""
+    def wrong(t, q, qd):
+        return np.zeros(2)
+
+    def none(t, q, qd):
+        return None
+
+    def nan_at_half(t, q, qd):
+        return np.array([np.nan]) if t >= 0.05 else -q
+
+    cases = [(wrong, ShapeError, r"^wrong\(t, q, qd\) returned shape \(2,\) at t = 0 s; expected 1 "
+                                 r"acceleration, shape \(1,\) as qd0$"),
+             (none, ShapeError, r"^none\(t, q, qd\) returned None at t = 0 s; expected 1 acceleration"),
+             (nan_at_half, SimbenchError, r"^nan_at_half\(t, q, qd\) returned nan for entry 0 at t = 0\.05 s "
+                                          r"from finite q and qd \(\|q\| <= 0\.99")]
+    for f, kind, message in cases:
+        with pytest.raises(kind, match=message):
+            dyn.simulate(f, [1.0], [0.0], 0.01, 20)
+    with pytest.raises(ShapeError, match=r"q0 has shape \(7,\) and qd0 \(6,\).*integrate="):
+        dyn.simulate(lambda t, q, qd: np.zeros(6), np.r_[0, 0, 0, 0, 0, 0, 1.0], np.zeros(6), 0.01, 3)
+    assert len(cases) == 3

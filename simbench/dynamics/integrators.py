@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import ShapeError, SimbenchError
+from ..errors import ShapeError, SimbenchError, shown
 from ..model import RobotModel, as_joint_array
 from .configuration import integrate as _integrate, tangent_dexp_inv
 from .forward import Overflow, forward_dynamics
@@ -112,9 +112,40 @@ def simulate(accel: Any, q0: Any, qd0: Any, dt: Any, steps: Any, *args: Any,
         raise TypeError(f"simulate(accel, q0, qd0, dt, steps, *, method, integrate, dexp_inv) got "
                         f"unexpected arguments {args or ''} {list(kw) or ''}")
     steps = _check_run(method, dt, steps)
-    t, Q, QD = _run(accel, np.array(q0, dtype=float), np.array(qd0, dtype=float), dt, steps,
-                    method, integrate, dexp_inv, None)
+    q, qd = np.array(q0, dtype=float), np.array(qd0, dtype=float)
+    if integrate is None and q.shape != qd.shape:
+        raise ShapeError(f"q0 has shape {q.shape} and qd0 {qd.shape}: q moves by q' only when they "
+                         f"match; for a floating base or spherical joints pass integrate=lambda q, "
+                         f"u: simbench.dynamics.integrate(model, q, u), or use simulate_model(model, ...)")
+    t, Q, QD = _run(_judged(accel, qd.shape), q, qd, dt, steps, method, integrate, dexp_inv, None)
     return Trajectory(t, Q, QD, None)
+
+
+def _judged(accel: AccelerationFunction, shape: tuple[int, ...]) -> AccelerationFunction:
+    """``accel`` with its output checked at every call: one line naming the function, the time
+    and what came back instead of qd's shape, or a non-finite value from finite q and qd (the
+    function's fault, not dt's: a diverging run has non-finite inputs first)."""
+    name = getattr(accel, "__name__", type(accel).__name__)
+
+    def judged(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        out = accel(t, q, qd)
+        try:
+            a = None if out is None else np.asarray(out, dtype=float)
+        except (TypeError, ValueError):
+            a = None
+        if a is None or a.shape != shape:
+            got = f"shape {a.shape}" if a is not None else shown(out)
+            n = shape[0] if shape else 1
+            raise ShapeError(f"{name}(t, q, qd) returned {got} at t = {t:.6g} s; expected {n} "
+                             f"acceleration{'s' if n != 1 else ''}, shape {shape} as qd0")
+        if not np.isfinite(a).all() and np.isfinite(q).all() and np.isfinite(qd).all():
+            j = int(np.flatnonzero(~np.isfinite(a.reshape(-1)))[0])
+            raise SimbenchError(f"{name}(t, q, qd) returned {a.reshape(-1)[j]} for entry {j} at t = "
+                                f"{t:.6g} s from finite q and qd (|q| <= {np.abs(q).max(initial=0):.3g}, "
+                                f"|qd| <= {np.abs(qd).max(initial=0):.3g})")
+        return a
+
+    return judged
 
 
 def _run(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, steps: int,
