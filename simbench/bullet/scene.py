@@ -40,7 +40,7 @@ import numpy as np
 import pybullet as p
 
 from .._quiet import filtered_stdout
-from ..errors import SceneError, SimbenchError, lookup, shown_path
+from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, shown_path
 from ..model import GRAVITY
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
@@ -386,6 +386,10 @@ def _package_map(data: Mapping[str, Any], base_dir: Path, where: str) -> dict[st
 def _quaternion(orientation: tuple[float, ...], where: str) -> tuple[float, float, float, float]:
     """A unit quaternion (x, y, z, w) from roll-pitch-yaw (3) or a quaternion (4)."""
     if len(orientation) == 3:
+        degrees = beyond_a_turn(orientation)
+        if degrees:   # refused rather than read as radians
+            given = ", ".join(f"{x:g}" for x in orientation)
+            raise SceneError(f"{where}: orientation = [{given}]: {degrees}")
         return tuple(float(x) for x in p.getQuaternionFromEuler(orientation))
     q = np.array(orientation)
     norm = float(np.linalg.norm(q))

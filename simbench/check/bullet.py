@@ -39,7 +39,7 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info, joint_infos
-from ..errors import SimbenchError, shown, shown_path
+from ..errors import SimbenchError, beyond_a_turn, shown, shown_path
 from ..model import GRAVITY
 
 p = import_pybullet()
@@ -288,6 +288,8 @@ def as_quaternion(orientation: Sequence[float] | None) -> tuple[float, float, fl
     except (TypeError, ValueError, OverflowError):
         o = []
     if len(o) == 3 and all(map(np.isfinite, o)):
+        if beyond_a_turn(o):
+            raise SimbenchError(f"base orientation {shown(orientation)}: {beyond_a_turn(o)}")
         return tuple(p.getQuaternionFromEuler(o))  # type: ignore[return-value]
     if len(o) == 4 and all(map(np.isfinite, o)) and np.linalg.norm(o) > 0:
         return tuple(float(x) for x in np.asarray(o) / np.linalg.norm(o))  # type: ignore[return-value]
