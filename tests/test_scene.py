@@ -219,3 +219,54 @@ def test_missing_scene_file_names_the_closest(tmp_path, monkeypatch):
     with pytest.raises(SceneError) as err:
         simbench.Simulation("scen.toml", gui=False)
     assert str(err.value) == "scene file not found: 'scen.toml'; did you mean 'scene.toml'?"
+
+
+FREE_ARM_SCENE = """
+[[body]]
+name = "arm"
+urdf = "simbench:planar_2r.urdf"
+position = [0, 0, 1]
+{arm}
+[[body]]
+name = "kuka"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+position = [-1, 0, 0]
+[[body]]
+name = "dog"
+urdf = "pybullet_data:a1/a1.urdf"
+position = [2, 0, 0.5]
+[[body]]
+name = "cube"
+urdf = "pybullet_data:cube_small.urdf"
+position = [1, 0, 0.5]
+"""
+
+
+@pytest.mark.parametrize("arm, gravity, warned", [
+    ("", "", True),                                  # fixed_base left out: the arm falls
+    ("fixed_base = false", "", False),               # free on purpose
+    ("fixed_base = true", "", False),
+    ("", "gravity = [0, 0, 0]\n", False),            # nothing falls
+])
+def test_an_arm_left_free_is_said_once_at_the_first_step(tmp_path, caplog, arm, gravity, warned):
+    """A scene that leaves ``fixed_base`` out of an arm (the default is free) made a user's
+    wall-mounted arm fall to the floor without a word. At the first step, one warning names the
+    arm (planar 2R, a 1 kg base); legs (a1: four limbs), a cube and the KUKA (a massless base,
+    which PyBullet keeps still) are not named, nor a body whose scene says
+    fixed_base, nor anything without gravity, nor a scene that is only loaded (collision
+    queries and sweeps do not step). Oracle: PyBullet's own base position, which falls."""
+    (tmp_path / "s.toml").write_text(gravity + FREE_ARM_SCENE.format(arm=arm))
+    with caplog.at_level("WARNING"), simbench.Simulation(str(tmp_path / "s.toml"), gui=False) as sim:
+        assert not [r for r in caplog.records if "fixed_base" in r.getMessage()]
+        z0 = p.getBasePositionAndOrientation(sim.bodies["arm"], physicsClientId=sim.client)[0][2]
+        sim.step(120)
+        sim.step(120)
+        z1 = p.getBasePositionAndOrientation(sim.bodies["arm"], physicsClientId=sim.client)[0][2]
+    said = [r.getMessage() for r in caplog.records if "fixed_base" in r.getMessage()]
+    if warned:
+        assert said == ["body 'arm': fixed_base is not set, so its base is free and the arm falls under "
+                        "gravity; set fixed_base = true to mount it (fixed_base = false keeps it free "
+                        "without this line)"], said
+        assert z1 < z0 - 0.05, (z0, z1)              # it did fall
+    else:
+        assert said == [], said

@@ -30,7 +30,7 @@ import dataclasses
 import logging
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -78,6 +78,8 @@ class BodySpec:
     xacro_args: Mapping[str, str] | None = None
     package_map: Mapping[str, Path] = field(default_factory=dict)
     load_path: Path | None = field(default=None, compare=False)
+    #: False when the scene left ``fixed_base`` out (the default, free, was taken)
+    fixed_base_given: bool = field(default=True, compare=False)
     #: the links whose inertials PyBullet replaces (read from the file; see :mod:`.inertials`)
     inertials: InertialDefaults | None = field(default=None, compare=False)
 
@@ -109,6 +111,33 @@ class BodySpec:
         base's root never does)."""
         found = self.inertials if self.inertials is not None else inertial_defaults(self.source().root)
         return found.moving(not self.fixed_base)
+
+    def warn_free_arm(self, body: int, client: int, gravity: Sequence[float]) -> None:
+        """Log, once per spec, that an arm whose scene left ``fixed_base`` out is free and falls:
+        a body whose root has mass (PyBullet keeps a massless base still) and carries one movable
+        limb (a chain, not legs or wheels), under gravity."""
+        if self.fixed_base or self.fixed_base_given or not any(gravity) or self.__dict__.get("_warned_free"):
+            return
+        object.__setattr__(self, "_warned_free", True)
+        if p.getDynamicsInfo(body, -1, physicsClientId=client)[0] <= 0:
+            return                   # a massless base is static in PyBullet: it does not fall
+        infos = [p.getJointInfo(body, j, physicsClientId=client) for j in range(p.getNumJoints(body, physicsClientId=client))]
+        parent = [info[16] for info in infos]          # parents before children (PyBullet's order)
+        fixed = [info[2] == p.JOINT_FIXED for info in infos]
+        rigid = {-1: True}                              # the root and the links welded to it
+        for j in range(len(infos)):
+            rigid[j] = rigid[parent[j]] and fixed[j]
+
+        def limb(j: int) -> int:                        # the first link of j's limb
+            while not rigid[parent[j]]:
+                j = parent[j]
+            return j
+
+        limbs = {limb(j) for j in range(len(infos)) if not fixed[j]}
+        if len(limbs) == 1:
+            logger.warning("body %r: fixed_base is not set, so its base is free and the arm falls "
+                           "under gravity; set fixed_base = true to mount it (fixed_base = false "
+                           "keeps it free without this line)", self.name)
 
     def warn_inertials(self) -> None:
         """Log, once per spec, the one line saying which inertials PyBullet replaces."""
@@ -333,6 +362,12 @@ class LoadedScene:
         self.scene, self.client, self.bodies = scene, client, dict(bodies)
         self._loaded: dict[str, LoadedBody] = {}
 
+    def warn_free_arms(self) -> None:
+        """:meth:`BodySpec.warn_free_arm` for every body (a simulation's first step: from there on
+        a free arm falls; collision queries and sweeps do not step)."""
+        for spec in self.scene.bodies:
+            spec.warn_free_arm(self.bodies[spec.name], self.client, self.scene.gravity)
+
     def body(self, name: str) -> LoadedBody:
         if name not in self._loaded:
             body_id = lookup(self.bodies, name, "body", self.scene.source)
@@ -416,6 +451,7 @@ def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str,
         position=schema.value(data, keys["position"], where, (0.0, 0.0, 0.0)),
         orientation=_quaternion(schema.value(data, keys["orientation"], where, (0.0, 0.0, 0.0, 1.0)), where),
         fixed_base=schema.value(data, keys["fixed_base"], where, False),
+        fixed_base_given="fixed_base" in data,
         self_collision=schema.value(data, keys["self_collision"], where, False),
         scale=schema.value(data, keys["scale"], where, 1.0),
         joints=schema.value(data, keys["joints"], where, {}),

@@ -313,6 +313,8 @@ class Simulation:
         ``stepSimulation``, run the step callbacks, write due recording frames, update the
         window and, with ``real_time``, sleep to keep pace with the wall clock. Raises
         :class:`SimulationDone` when the run is over."""
+        if not self._steps:   # an arm left free (no fixed_base in its scene) falls from here on
+            self.pair.main.warn_free_arms()
         for _ in range(step_count(n)):
             reason = self._done_reason()
             if reason is not None:
