@@ -154,6 +154,11 @@ def build_parser(only: str | None = None) -> ArgumentParser:
             continue
         module.add_arguments(sp)
         sp.set_defaults(func=module.run_cli)
+    for sp in parsers.values():   # -v / -q after the command too (`simbench run x.py -q`), where
+        for flags, const in ((("-v", "--verbose"), log.VERBOSE), (("-q", "--quiet"), log.QUIET)):
+            if not any(f in sp._option_string_actions for f in flags):   # the command's own wins
+                sp.add_argument(*flags, dest="log_verbosity", action="store_const", const=const,
+                                default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     for name in _LOADS_URDF:
         if only is not None and name != only:
             continue

@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="seed of sim.rng")
     parser.add_argument("--screenshot", metavar="PNG", help="save the last view as a PNG at the end")
     parser.add_argument("--out", metavar="DIR", default="out", help="folder for the script's plots (out)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
 def add_window_arguments(parser: argparse.ArgumentParser,

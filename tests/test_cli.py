@@ -138,3 +138,16 @@ def test_version_and_help_load_no_command_module():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
     assert main(["--quiet", "info", "simbench:planar_2r.urdf"]) == 0   # the whole path still works
+
+
+def test_verbose_and_quiet_after_the_command(tmp_path):
+    """``simbench run x.py -q`` was refused ('unrecognized arguments: -q') while ``sweep ... -q``
+    worked: -v / -q are taken before or after any command (a command's own -q, as check's and
+    sweep's, keeps its meaning). Oracle: the exit status and the debug lines that -v adds."""
+    (tmp_path / "s.py").write_text("def main(sim):\n    sim.step(3)\n")
+    assert run("run", str(tmp_path / "s.py"), "--direct", "-q").returncode == 0
+    quiet = run("info", "simbench:planar_2r.urdf", "-q")
+    assert quiet.returncode == 0 and "dof: 2" in quiet.stdout, quiet.stderr
+    loud, plain = run("info", "simbench:planar_2r.urdf", "-v"), run("info", "simbench:planar_2r.urdf")
+    debug = [line for line in loud.stderr.splitlines() if line.startswith("simbench info: debug:")]
+    assert loud.returncode == 0 and debug and "debug:" not in plain.stderr, loud.stderr
