@@ -47,7 +47,7 @@ def _scalar_index(model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
 
 def integrate(model: RobotModel, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     """``q (+) v dt``: the configuration reached from q by moving with velocity v for dt,
-    shape (..., nq)."""
+    shape (..., nq); its quaternions have norm 1 (as Pinocchio's ``integrate``)."""
     q = as_joint_array(model, q, "q")
     u = as_joint_array(model, v, "v", "v") * dt
     shape = np.broadcast_shapes(q.shape[:-1], u.shape[:-1])
@@ -61,10 +61,17 @@ def integrate(model: RobotModel, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
         R = quat_to_matrix(q[..., sq + 3:sq + 7])
         step = se3_exp(np.concatenate([u[..., sv + 3:sv + 6], u[..., sv:sv + 3]], axis=-1))
         out[..., sq:sq + 3] = q[..., sq:sq + 3] + np.einsum("...ij,...j->...i", R, step[..., :3, 3])
-        out[..., sq + 3:sq + 7] = quat_mul(q[..., sq + 3:sq + 7], quat_exp(u[..., sv + 3:sv + 6]))
+        out[..., sq + 3:sq + 7] = _unit(quat_mul(q[..., sq + 3:sq + 7], quat_exp(u[..., sv + 3:sv + 6])))
     for sq, sv in sph:
-        out[..., sq:sq + 4] = quat_mul(q[..., sq:sq + 4], quat_exp(u[..., sv:sv + 3]))
+        out[..., sq:sq + 4] = _unit(quat_mul(q[..., sq:sq + 4], quat_exp(u[..., sv:sv + 3])))
     return out
+
+
+def _unit(quat: np.ndarray) -> np.ndarray:
+    """Quaternions (..., 4) scaled to norm 1: q (+) v is a unit quaternion whatever the norm of
+    the q it started from (every function reads the rotation of q/|q|; integrate kept a norm of
+    2 as 2), and a long integration does not drift off the unit sphere."""
+    return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
 
 
 def difference(model: RobotModel, q0: Any, q1: Any) -> np.ndarray:
