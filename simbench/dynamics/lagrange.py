@@ -35,9 +35,10 @@ def _structure(model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
     """``anc[i, j]``: joint j moves link i; ``before[j, k]``: joint k strictly precedes joint j
     on the path from the root."""
     if model.floating_base or model.nq != model.nv:
-        raise SimbenchError(f"{model.name}: the Lagrangian path needs minimal coordinates (q' = v); "
-                            f"a floating base or spherical joints put quaternions in q. Use "
-                            f"simbench.dynamics.inverse_dynamics / mass_matrix (the RNEA and CRBA)")
+        raise SimbenchError(f"{model.name}: the Lagrangian path (C(q, q'), Christoffel symbols) needs "
+                            f"minimal coordinates (q' = v); a floating base or spherical joints put "
+                            f"quaternions in q. Use simbench.dynamics.bias_forces (C q' + g), "
+                            f"inverse_dynamics or mass_matrix (the RNEA and CRBA)")
     d = kernel_model(model)
     link = d.velocity_axes[0]
     before = d.ancestors[np.asarray(model.link_parent)[link]] if model.nv else np.zeros((0, 0), bool)

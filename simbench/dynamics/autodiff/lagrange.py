@@ -94,7 +94,8 @@ def needs_minimal(lt: LinkTree, what: str) -> None:
     if not lt.minimal:
         raise SimbenchError(f"{lt.name}: {what} needs minimal coordinates (q' = v); a floating "
                             f"base or spherical joints put quaternions in q. Use "
-                            f"simbench.dynamics.autodiff.inverse_dynamics (the RNEA) there")
+                            f"simbench.dynamics.autodiff.inverse_dynamics (the RNEA) or "
+                            f"simbench.dynamics.bias_forces (C q' + g) there")
 
 
 def christoffel_matrix(lt: LinkTree, q):
