@@ -7,7 +7,9 @@ Two kinds of findings, both measured by loading variants of a small URDF with ``
   joint without a name or defined twice, a joint without a known type, a missing parent or child,
   a link with two parents, more than one root, a cycle. PyBullet refuses some of these and
   *crashes the process* (segmentation fault) on others (a joint without type, a repeated joint
-  name, two roots, a cycle), so no file reaches PyBullet without this check.
+  name, two roots, a cycle), so no file reaches PyBullet without this check. It also raises for a
+  shape whose numbers are malformed (:func:`check_geometry_numbers`): PyBullet loads those, but
+  with another shape than the file means (a 0x0x0 box), so distances would be silently wrong.
 * :func:`check_elements` records :class:`~simbench.issues.ModelIssue` s for constructs that make
   PyBullet refuse the file ("Cannot load URDF file."): a shape without its size, a mesh without
   a filename, a mesh that cannot be found or whose format PyBullet cannot read, an ``<inertial>``
@@ -20,6 +22,8 @@ Two kinds of findings, both measured by loading variants of a small URDF with ``
 """
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +35,21 @@ from .packages import PackageMap, Resolution, resolve_uri
 
 #: mesh formats PyBullet reads (by extension, any case); others make it refuse the file
 MESH_FORMATS = (".obj", ".stl", ".dae", ".vtk")
+#: the leading number of a token, as C's ``atof`` reads it (also :mod:`simbench.urdf_model`'s)
+_NUMBER_PREFIX = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 #: shape element -> attributes PyBullet requires
 SHAPES = {"sphere": ("radius",), "box": ("size",), "cylinder": ("radius", "length"),
           "capsule": ("radius", "length"), "mesh": ("filename",), "plane": ("normal",),
           "cdf": ("filename",)}
+#: shape element -> attribute -> (how many numbers, what they are, whether they must be >= 0);
+#: see :func:`check_geometry_numbers`. A mesh's scale may be negative (a mirrored mesh).
+GEOMETRY_NUMBERS: dict[str, dict[str, tuple[int, str, bool]]] = {
+    "box": {"size": (3, "x y z in m", True)},
+    "sphere": {"radius": (1, "radius in m", True)},
+    "cylinder": {"radius": (1, "radius in m", True), "length": (1, "length in m", True)},
+    "capsule": {"radius": (1, "radius in m", True), "length": (1, "length in m", True)},
+    "mesh": {"scale": (3, "x y z scale factors", False)},
+}
 #: joint types PyBullet's URDF parser knows
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 
@@ -106,6 +121,76 @@ def check_tree(root: Any, source: str) -> None:
         lost = sorted(known - seen)
         raise URDFError(f"{source}: links {lost[:10]} are not reachable from the root "
                         f"{roots[0]!r}: their joints form a cycle")
+    check_geometry_numbers(root, source)
+
+
+def _number_problem(text: str, count: int, nonnegative: bool) -> str | None:
+    """Why ``text`` is not ``count`` numbers as PyBullet reads them (None when it is).
+
+    PyBullet splits a vector at spaces and reads each piece's leading number (C's ``atof``:
+    ``"0.05,"`` is 0.05, ``"abc"`` is 0); with fewer than 3 pieces it keeps (0, 0, 0) and only
+    prints "Couldn't parse vector3". Like :func:`simbench.urdf_model._check_numbers` for
+    ``<origin>``, the leading number of a sloppy token and the first ``count`` tokens are
+    accepted (PyBullet reads them as meant)."""
+    tokens = text.split()
+    if len(tokens) < count:
+        hint = " (separate numbers with spaces, not commas)" if "," in text else ""
+        return f"got {len(tokens)}{hint}"
+    for token in tokens[:count]:
+        match = _NUMBER_PREFIX.match(token)
+        if match is None:
+            try:
+                value = float(token)  # nan, inf
+            except ValueError:
+                return f"got {token!r}, not a number"
+        else:
+            value = float(match.group())
+            token = match.group()
+        if not math.isfinite(value):
+            return f"got {token}, not a finite number"
+        if nonnegative and value < 0:
+            return f"got {token}, a negative size"
+    return None
+
+
+def _attribute_text(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else f"{text[:18]}...{text[-18:]}"
+
+
+def check_geometry_numbers(root: Any, source: str) -> None:
+    """Raise :class:`URDFError` (one line naming the file, link, element, the text and what was
+    expected) unless every shape's numbers (:data:`GEOMETRY_NUMBERS`) are as many finite numbers
+    as the shape needs, sizes >= 0.
+
+    PyBullet loads such a file without refusing it, but not as written: ``<box size="0.05 0.3">``
+    or ``size="0.05,0.05,0.3"`` is a 0x0x0 box (its only word is "Couldn't parse vector3"),
+    ``radius="abc"`` a point, ``size="0.05 -0.05 0.3"`` a box 0.078 m from a ball that is
+    0.075 m from the box meant, ``nan`` a shape no distance query finds (no closest points),
+    ``<mesh scale="0.05 0.3">`` a mesh scaled by 0.05 in x, y and z (measured with PyBullet
+    3.2.7, ``tests/test_urdf_geometry.py``): every distance to it would be silently wrong. A
+    missing attribute is left to :func:`check_elements` (PyBullet refuses the file) and an empty
+    one to PyBullet (it reads it as 0; ``tests/test_urdf_source.py`` has it load)."""
+    for link in root.findall("link"):
+        owner = f"link {link.get('name')!r}"
+        for tag in ("visual", "collision"):
+            elements = link.findall(tag)
+            for k, el in enumerate(elements):
+                geometry = el.find("geometry")
+                shape = _first_element(geometry) if geometry is not None else None
+                if shape is None or shape.tag not in GEOMETRY_NUMBERS:
+                    continue
+                where = f"<{tag}>" + (f" #{k + 1}" if len(elements) > 1 else "")
+                for attr, (count, what, nonnegative) in GEOMETRY_NUMBERS[shape.tag].items():
+                    text = shape.get(attr)
+                    if text is None or not text.strip():
+                        continue
+                    problem = _number_problem(text, count, nonnegative)
+                    if problem:
+                        numbers = f"{count} number{'s' if count > 1 else ''}"
+                        raise URDFError(f"{source}: {owner}: {where}<geometry><{shape.tag} {attr}="
+                                        f"\"{_attribute_text(text)}\">: expected {numbers} ({what}), "
+                                        f"{problem}")
 
 
 def _first_element(el: Any) -> Any:
@@ -321,5 +406,5 @@ def check_names(root: Any, issues: list[ModelIssue]) -> None:
     visit(root, URDF_ELEMENTS["robot"], "robot")
 
 
-__all__ = ["check_tree", "check_elements", "check_names", "URDF_ELEMENTS", "MeshRef", "MESH_FORMATS",
-           "SHAPES", "JOINT_TYPES"]
+__all__ = ["check_tree", "check_elements", "check_names", "check_geometry_numbers", "URDF_ELEMENTS",
+           "MeshRef", "MESH_FORMATS", "SHAPES", "GEOMETRY_NUMBERS", "JOINT_TYPES"]

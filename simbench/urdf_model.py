@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 import signal
 import sys
 import threading
@@ -20,6 +19,7 @@ from .errors import URDFError, shown
 from .issues import ModelIssue
 from .model import (_NV, _TYPE_CODES, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
                     _free_root_issues, _frozen)
+from .urdf_checks import _NUMBER_PREFIX  # C's atof reading, as for geometry
 
 
 def _strip_geometry(root: Any) -> Any:
@@ -35,9 +35,6 @@ _FLOATS = {"origin": {"xyz": 3, "rpy": 3}, "axis": {"xyz": 3}, "mass": {"value":
            "inertia": {a: 1 for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
            "limit": {a: 1 for a in ("lower", "upper", "effort", "velocity")},
            "dynamics": {"damping": 1, "friction": 1}}
-
-
-_NUMBER_PREFIX = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _check_numbers(el: Any, owner: str, source: str, issues: list[ModelIssue]) -> None:

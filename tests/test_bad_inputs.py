@@ -191,6 +191,7 @@ CASES = [
     C("urdf-bad-number", INFO, {"bad.urdf": urdf(joint=LIMIT.replace('lower="-1"', 'lower="abc"'))}, "lower='abc'", "expected 1 finite number"),
     C("urdf-short-vector", INFO, {"bad.urdf": urdf(b='<visual><origin xyz="1 2"/><geometry><sphere radius="1"/></geometry></visual>').replace("<axis xyz=\"0 0 1\"/>", '<axis xyz="0 1"/>')}, "xyz='0 1'", "expected 3 finite numbers"),
     C("urdf-infinite-mass", INFO, {"bad.urdf": urdf().replace('<mass value="1"/>', '<mass value="inf"/>', 1)}, "value='inf'", "expected 1 finite number"),
+    C("urdf-box-two-numbers", INFO, {"bad.urdf": urdf(geo('<box size="0.05 0.3"/>'))}, '<box size="0.05 0.3">', "expected 3 numbers (x y z in m), got 2"),
     # ---- xacro and packages on the command line
     C("xacro-undefined-arg", XINFO, {"x.urdf.xacro": XACRO}, "base", "--xacro-arg NAME:=VALUE"),
     C("xacro-arg-format", info("x.urdf.xacro", "--xacro-arg", "base=b0", api="RobotModel.from_urdf('x.urdf.xacro', xacro_args=['base=b0'])"), {"x.urdf.xacro": XACRO}, "'base=b0'", "expected NAME:=VALUE"),
@@ -212,6 +213,7 @@ CASES = [
     C("body-inertial-without-inertia", BODY, {"bad.urdf": urdf().replace(INERT, '<inertial><mass value="1"/></inertial>', 1)}, "<inertial> without <inertia>", "PyBullet cannot load"),
     C("body-revolute-without-limit", BODY, {"bad.urdf": urdf(joint="")}, "joint 'j'", "needs <limit"),
     C("body-robot-without-name", BODY, {"bad.urdf": urdf(robot="")}, "<robot> has no name attribute", "PyBullet cannot load"),
+    C("body-box-commas", BODY, {"bad.urdf": urdf(geo('<box size="0.05,0.05,0.3"/>'))}, '<box size="0.05,0.05,0.3">', "separate numbers with spaces, not commas"),
     # ---- scene files
     C("scene-missing", (["run", "script.py", "--scene", "nope.toml"], "Scene.from_toml('nope.toml')"), {}, "nope.toml'", "scene file not found"),
     C("scene-bundled-misspelled", (["run", "script.py", "--scene", "kuka_cube.toml"], "Simulation('kuka_cube.toml', gui=False)"), {}, "scene file not found: 'kuka_cube.toml'", "did you mean 'simbench:kuka_cubes.toml'?"),
