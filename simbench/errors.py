@@ -161,8 +161,15 @@ def real_array(value: Any) -> Any:
     """
     import numpy as np
 
-    raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+    try:
+        raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except TypeError:
+        if "Tracer" in type(value).__name__:   # jax.grad / jax.jit through the numpy functions
+            raise TypeError("a jax tracer; for jax.grad use simbench.dynamics.autodiff") from None
+        raise
     kind = raw.dtype.kind
+    if kind == "O" and any(v is None for v in raw.flat):
+        raise TypeError("None among the values; expected numbers")
     if kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
         kind = "U"            # text among other objects (objects such as Decimal convert below)
     if kind in "USc":

@@ -168,3 +168,18 @@ def test_a_zero_quaternion_is_named_by_every_function_and_form():
     q2 = a1.neutral()
     q2[3:7] = [0.0, 0.0, 0.0, 2.0]
     assert np.array_equal(dyn.forward_kinematics(a1, q2), dyn.forward_kinematics(a1, a1.neutral()))
+
+
+def test_none_and_jax_tracers_are_named():
+    """``[None, None]`` was reported as 'a non-finite value nan'; ``jax.grad`` through the numpy
+    functions as a ShapeError about a GradTracer: each now says what it is (and where jax
+    derivatives are)."""
+    from _dyn_helpers import require
+
+    jax = require("jax")
+    model = RobotModel.from_urdf("simbench:planar_2r.urdf")
+    with pytest.raises(ShapeError, match=r"q must be numbers, got \[None, None\] \(None among the values; "
+                                         r"expected numbers\)"):
+        dyn.inverse_dynamics(model, [None, None], [0.0, 0.0], [0.0, 0.0])
+    with pytest.raises(ShapeError, match=r"\(a jax tracer; for jax.grad use simbench.dynamics.autodiff\)"):
+        jax.grad(lambda q: dyn.inverse_dynamics(model, q, np.zeros(2), np.zeros(2)).sum())(np.zeros(2))
