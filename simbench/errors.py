@@ -169,7 +169,7 @@ def real_array(value: Any) -> Any:
         raise
     kind = raw.dtype.kind
     if kind == "O" and any(v is None for v in raw.flat):
-        raise TypeError("None among the values; expected numbers")
+        raise TypeError("None instead of numbers")
     if kind == "O" and any(isinstance(v, (str, bytes)) for v in raw.flat):
         kind = "U"            # text among other objects (objects such as Decimal convert below)
     if kind in "USc":

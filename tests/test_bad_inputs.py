@@ -274,7 +274,7 @@ CASES = [
     C("mass-matrix-text-batch", api("dyn.mass_matrix(arm, np.full((100, 2), '0'))"), {}, "q must be numbers", "(text, not numbers; convert it with float() first)"),
     C("fd-tau-text-with-damping", api("dyn.forward_dynamics(arm, np.zeros(2), np.zeros(2), ['1', '2'], damping=True)"), {}, "tau must be numbers", "(text, not numbers; convert it with float() first)"),
     C("fk-q-text-list", api("dyn.forward_kinematics(arm, ['0', '0'])"), {}, "q must be numbers", "(text, not numbers; convert it with float() first)"),
-    C("id-q-none", api("dyn.inverse_dynamics(model, None, [0], [0])"), {}, "q has shape ()", "expected (..., 1)"),
+    C("id-q-none", api("dyn.inverse_dynamics(model, None, [0], [0])"), {}, "q must be numbers, got None", "(None instead of numbers)"),
     C("id-q-ragged", api("dyn.inverse_dynamics(arm, [[0, 0], [0]], np.zeros(2), np.zeros(2))"), {}, "[[0, 0], [0]]", "must be numbers"),
     C("id-batch-mismatch", api("dyn.inverse_dynamics(model, np.zeros((3, 1)), np.zeros((2, 1)), np.zeros(1))"), {}, "q (3, 1), qd (2, 1)", "do not broadcast"),
     C("id-qdd-wrong-joints", api("dyn.inverse_dynamics(arm, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 3)))"), {}, "qdd has shape (2, 3)", "expected (..., 2) with joints in order ['theta1', 'theta2']"),
