@@ -28,6 +28,7 @@ KINDS: dict[str, str] = {
     "sloppy_number": "a number PyBullet reads only in part (e.g. '0.07,')",
     "reversed_limits": "a joint whose lower limit is above its upper one: PyBullet treats it "
                        "as unlimited",
+    "limit_beyond_a_turn": "revolute limits beyond 2 pi rad, likely written in degrees",
     "xacro_input": "the file is xacro, expanded before loading",
     "unknown_element": "an element the URDF specification does not have there, likely misspelled "
                        "(ignored by PyBullet and simbench)",

@@ -253,10 +253,17 @@ def _unsupported_joint(source: str, where: str, jtype: str) -> str:
 
 def _limit_issues(jt: Any, lo: float | None, hi: float | None, where: str,
                   issues: list[ModelIssue]) -> None:
-    """Reversed limits (a missing ``<limit>`` is found by :mod:`simbench.urdf_source`)."""
+    """Reversed limits, and revolute limits beyond a turn, likely degrees (a missing
+    ``<limit>`` is found by :mod:`simbench.urdf_source`)."""
     if jt.type in ("revolute", "prismatic") and lo is not None and hi is not None and lo > hi:
         issues.append(ModelIssue("reversed_limits", where, f"lower limit {lo:g} > upper limit {hi:g}; "
                                  "PyBullet treats the joint as unlimited (swap them?)",
+                                 {"joint": jt.name, "lower": lo, "upper": hi}))
+    elif jt.type == "revolute" and lo is not None and hi is not None and \
+            max(abs(lo), abs(hi)) > 2 * math.pi * (1 + 1e-4):
+        far = hi if abs(hi) >= abs(lo) else lo
+        issues.append(ModelIssue("limit_beyond_a_turn", where, f"limits [{lo:g}, {hi:g}] rad: more than "
+                                 f"a turn; degrees? ({far:g} degrees is {math.radians(far):.4g} rad)",
                                  {"joint": jt.name, "lower": lo, "upper": hi}))
 
 
