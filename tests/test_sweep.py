@@ -110,10 +110,11 @@ def test_collision_rows_equal_direct_pybullet_calls(tmp_path):
 def test_default_pairs_are_the_whole_arm_against_each_body_and_the_self_pairs(tmp_path):
     res = sweep("collision", SCENE, samples=50, seed=0, out=tmp_path / "d", workers=1, progress=False)
     labels = [c[len("distance("):-1] for c in res.manifest["job"]["arrays"][2]["columns"]]
-    assert labels[:4] == ["robot, ground", "robot, cube1", "robot, cube2", "robot, cube3"]
-    assert len(labels) > 4 and all(lb.startswith("robot/") for lb in labels[4:])  # self pairs, link against link
+    # the base rests on the ground (1 mm into it): out of that pair only, which says so
+    assert labels[:4] == ["robot/(moving), ground", "robot, cube1", "robot, cube2", "robot, cube3"]
+    assert len(labels) > 4 and all(lb.startswith("robot/lbr") for lb in labels[4:])  # self pairs, link against link
     d = res.arrays()["distance"]
-    assert (d[:, 0] > -1e-9).mean() > 0.5  # the base resting on the ground is left out of "robot, ground"
+    assert (d[:, 0] > -1e-9).mean() > 0.5
 
 
 # ---------------------------------------------------------------------- dynamics against Pinocchio

@@ -48,10 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="join a running Ray cluster (auto, or HOST:PORT); default: a private local instance")
     col = parser.add_argument_group("collision")
     col.add_argument("--pairs", default=None, metavar="all|world|self",
-                     help="world: the whole robot against each other body; self: the default self-collision "
-                          "pairs; all (default): both")
+                     help="world: the whole robot (base included) against each other body, its moving links only "
+                          "where its base alone is closer than the margin (ROBOT/(moving), with a warning); self: "
+                          "the default self-collision pairs; all (default): both")
     col.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"),
-                     help="an explicit pair (repeatable): BODY, BODY/LINK or BODY/(base); replaces --pairs")
+                     help="an explicit pair (repeatable): BODY (every link), BODY/LINK, BODY/(base) or ROBOT/(moving) "
+                          "(the links that move with q); replaces --pairs")
     col.add_argument("--max-distance", metavar="M", help="distances saturate here, metres (default 1.0)")
     col.add_argument("--margin", metavar="M", help="in collision when distance < margin, metres (default 0)")
     col.add_argument("--witness", action="store_true", help="also store the witness points of every pair")

@@ -7,12 +7,19 @@ Rows: ``sample``, the configuration ``q(joint)`` (the robot's movable joints, fi
 ``point_a(A, B).x/y/z`` and ``point_b(A, B).x/y/z`` (world frame; NaN when nothing lies within
 ``max_distance``).
 
-Pairs (``pairs=``): ``"world"``, the whole robot against each other body, one pair per body (the
-robot's links that never move with ``q`` are left out, e.g. a base resting on the ground);
+Pairs (``pairs=``): ``"world"``, the whole robot against each other body, one pair per body;
 ``"self"``, the robot's default self-collision pairs (MoveIt-like sampled matrix, see
 :mod:`simbench.bullet.collision_sampling`); ``"all"`` (default), both. Or a list of explicit
-pairs ``("robot/lbr_iiwa_link_7", "cube1")``: ``body`` is the whole body, ``body/link`` one
-link, ``body/(base)`` the base link.
+pairs ``("robot/lbr_iiwa_link_7", "cube1")``: ``body`` is the whole body (every link, the base
+included: the pair the collision detector and ``sim.detector`` compute), ``body/link`` one
+link, ``body/(base)`` the base link, ``robot/(moving)`` the robot's links that move with ``q``
+(the whole robot but its base and the links welded to it).
+
+A ``"world"`` pair is ``(robot, body)``, the detector's pair, unless the robot's fixed links
+(the base and the links welded to it, which never move with ``q``) are closer to that body than
+``margin``: then the whole robot would be in collision with it in every configuration (a base
+resting on the ground), so the pair is ``(robot/(moving), body)``, its columns say so
+(``distance(robot/(moving), ground)``) and one warning line gives the fixed links' distance.
 
 Configurations: uniform within the joint limits (:mod:`simbench.sweep.sampling`; joints without
 limits in [-pi, pi] rad or [-1, 1] m), or the rows of a ``.npy``/Parquet file (``configs=``): a
@@ -35,37 +42,105 @@ DEFAULT_CHUNK = 10_000
 PAIR_SETS = ("all", "world", "self")
 
 
+#: ``robot/(moving)``: the robot's links that move with ``q`` (not its base, nor links welded to it)
+MOVING = "(moving)"
+
+
 def parse_object(text: str) -> tuple[str, str | None]:
     """``body`` -> (body, "*") (whole body); ``body/link`` -> (body, link); ``body/(base)`` ->
-    (body, None)."""
+    (body, None); ``robot/(moving)`` -> (robot, :data:`MOVING`)."""
     from ..bullet.collision_names import ALL_LINKS
 
     body, sep, link = str(text).partition("/")
     if not body or (sep and not link):
-        raise SimbenchError(f"collision object {shown(text)}: expected BODY (the whole body), BODY/LINK or BODY/(base)")
+        raise SimbenchError(f"collision object {shown(text)}: expected BODY (the whole body), BODY/LINK, "
+                            f"BODY/(base) or ROBOT/(moving)")
     if not sep:
         return body, ALL_LINKS
     return body, (None if link == "(base)" else link)
 
 
-def _scene_pairs(loaded: Any, which: str) -> tuple[list, list]:
-    """(pairs, disabled) for a pair set: whole robot vs each other body, and/or self pairs."""
-    from ..bullet.collision import NamedCollisionObject, self_collision_pairs
+def _fixed_links(loaded: Any, robot: str) -> list[str]:
+    """The robot's links with geometry that never move with q: the base and the links welded to it."""
     from ..bullet.collision_world import facts
 
+    f = facts(loaded.body(robot))
+    return [f.names[i] for i in sorted(f.geometry) if f.group[i] == -1]
+
+
+def _fixed_distance(loaded: Any, robot: str, fixed: list[str], other: Any, md: float) -> float:
+    """Distance (saturating at ``md``) of the robot's fixed links to ``other`` (an object), the same
+    in every configuration; ``md`` if the scene's filters leave no such pair to check."""
+    from ..bullet.collision import CollisionDetector, NamedCollisionObject
+
+    with CollisionDetector(loaded, [(NamedCollisionObject(robot, s), other) for s in fixed], robot=robot) as det:
+        return float(det.compute_distances(None, md).min()) if det.pairs else md
+
+
+def _scene_pairs(loaded: Any, which: str, md: float, margin: float) -> tuple[list, list, dict]:
+    """(pairs, disabled, moving) for a pair set: the whole robot vs each other body, and/or the
+    self pairs. ``moving``: {pair: the fixed links' distance} for the world pairs whose fixed
+    links are closer than ``margin`` to the other body; they are left out of those pairs only
+    (``robot/(moving)``), see the module docstring."""
+    from ..bullet.collision import NamedCollisionObject, self_collision_pairs
+
     robot = loaded.robot_name
-    pairs, disabled = [], []
+    pairs, disabled, moving = [], [], {}
     if which in ("all", "world"):
-        f = facts(loaded.body(robot))
-        static = [f.names[i] for i in sorted(f.geometry) if f.group[i] == -1]  # never move with q
+        fixed = _fixed_links(loaded, robot)
         for other in loaded.bodies:
             if other == robot:
                 continue
-            pairs.append((NamedCollisionObject(robot), NamedCollisionObject(other)))
-            disabled += [(NamedCollisionObject(robot, s), NamedCollisionObject(other)) for s in static]
+            pair = (NamedCollisionObject(robot), NamedCollisionObject(other))
+            pairs.append(pair)
+            if fixed:
+                d = _fixed_distance(loaded, robot, fixed, pair[1], md)
+                if d < margin:
+                    moving[pair] = d
+                    disabled += [(NamedCollisionObject(robot, s), pair[1]) for s in fixed]
     if which in ("all", "self"):
         pairs += self_collision_pairs(loaded, robot)
-    return pairs, disabled
+    return pairs, disabled, moving
+
+
+def _explicit_pairs(loaded: Any, given: Any) -> tuple[list, list, dict]:
+    """(pairs, disabled, moving) for explicit pairs; ``robot/(moving)`` is the whole robot with
+    its fixed links left out of that pair (refused beside another pair of the robot and that body,
+    whose links the exclusion would also leave out)."""
+    from ..bullet.collision import NamedCollisionObject
+    from ..bullet.collision_names import as_object, as_pair
+
+    robot = loaded.robot_name
+    pairs, disabled, moving = [], [], {}
+    for pr in given:
+        if isinstance(pr, str) or not hasattr(pr, "__len__") or len(pr) != 2:
+            as_pair(pr)  # one line: a pair must be two objects
+        objs = [NamedCollisionObject(*parse_object(x)) if isinstance(x, str) else as_object(x) for x in pr]
+        marked = [i for i, o in enumerate(objs) if o.link == MOVING]
+        if marked:
+            if len(marked) == 2 or objs[marked[0]].body != robot:
+                raise SimbenchError(f"pair {shown(tuple(pr))}: BODY/(moving) is the robot's moving links "
+                                    f"({robot}/(moving)) against another body")
+            other = objs[1 - marked[0]]
+            objs[marked[0]] = NamedCollisionObject(robot)
+            moving[tuple(objs)] = None
+            disabled += [(NamedCollisionObject(robot, s), other) for s in _fixed_links(loaded, robot)]
+        pairs.append(tuple(objs))
+    for pair in moving:
+        other = pair[1] if pair[0] == NamedCollisionObject(robot) else pair[0]
+        for a, b in pairs:
+            if (a, b) not in moving and {a.body, b.body} == {robot, other.body}:
+                raise SimbenchError(f"pairs ({a}, {b}) and ({robot}/(moving), {other}) in one sweep; expected "
+                                    "one of them (leaving the fixed links out of one leaves them out of both)")
+    return pairs, disabled, moving
+
+
+def _label(pair: tuple, moving: dict, robot: str) -> str:
+    """``A, B`` of a column name; ``robot/(moving)`` for a pair without the robot's fixed links."""
+    names = [str(o) for o in pair]
+    if pair in moving:
+        names = [f"{robot}/{MOVING}" if o.body == robot and o.whole_body else str(o) for o in pair]
+    return ", ".join(names)
 
 
 def _as_json(obj: Any) -> list:
@@ -77,7 +152,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
             configs: str | None = None, **unused: Any) -> JobSpec:
     """The spec of a collision sweep over the scene ``targets[0]`` (see the module docstring)."""
     from .._quiet import import_pybullet
-    from ..bullet.collision import CollisionDetector, NamedCollisionObject
+    from ..bullet.collision import CollisionDetector
     from ..bullet.collision_setup import check_distance
     from ..bullet.collision_world import link_limits
     from ..bullet.scene import Scene
@@ -104,11 +179,9 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         if isinstance(pairs, str):
             if pairs not in PAIR_SETS:
                 raise SimbenchError(f"pairs = {shown(pairs)}; expected one of {', '.join(PAIR_SETS)} or explicit pairs")
-            chosen, disabled = _scene_pairs(loaded, pairs)
+            chosen, disabled, moving = _scene_pairs(loaded, pairs, md, mg)
         else:
-            chosen = [tuple(NamedCollisionObject(*parse_object(x)) if isinstance(x, str) else x for x in pr)
-                      for pr in pairs]
-            disabled = []
+            chosen, disabled, moving = _explicit_pairs(loaded, pairs)
         det = CollisionDetector(loaded, chosen, disabled=disabled or None)
         if not det.pairs:
             raise SimbenchError(f"scene {shown_path(targets[0])}: no collision pairs left to check (pairs = {shown(pairs)})")
@@ -119,7 +192,11 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         files = [file_entry("scene", path)] + [file_entry(f"urdf:{b.name}", b.path) for b in scene.bodies]
         kept = [[_as_json(a), _as_json(b)] for a, b in det.pairs]
         kept_disabled = [[_as_json(a), _as_json(b)] for a, b in disabled]
-        labels = [f"{a}, {b}" for a, b in det.pair_names]
+        labels = [_label(pr, moving, det.robots[0]) for pr in det.pairs]
+        notes = tuple(f"{a.body}'s fixed links ({', '.join(_fixed_links(loaded, a.body))}) are {d:.3g} m from {b} "
+                      f"in every configuration (margin {mg:g} m); column distance({_label((a, b), moving, a.body)}) "
+                      f"leaves them out (--pair {a.body} {b}: the whole robot)"
+                      for (a, b), d in moving.items() if d is not None and (a, b) in det.pairs)
     finally:
         p.disconnect(physicsClientId=client)
     if configs is not None:
@@ -146,7 +223,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     options = (("robot", det.robots[0]), ("joints", joints), ("pairs", kept), ("disabled", kept_disabled),
                ("max_distance", md), ("margin", mg), ("witness", bool(witness)), ("sampler", sampler))
     chunk = check_count(DEFAULT_CHUNK if chunk_size is None else chunk_size, "chunk_size")
-    return JobSpec("collision", n, chunk, seed_v, tuple(arrays), tuple(files), options)
+    return JobSpec("collision", n, chunk, seed_v, tuple(arrays), tuple(files), options, notes=notes)
 
 
 class CollisionRunner:
@@ -213,4 +290,4 @@ def open_runner(spec: JobSpec) -> CollisionRunner:
     return CollisionRunner(spec)
 
 
-__all__ = ["prepare", "open_runner", "CollisionRunner", "parse_object", "PAIR_SETS", "DEFAULT_CHUNK"]
+__all__ = ["prepare", "open_runner", "CollisionRunner", "parse_object", "PAIR_SETS", "DEFAULT_CHUNK", "MOVING"]

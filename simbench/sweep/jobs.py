@@ -90,6 +90,8 @@ class JobSpec:
     files: tuple[tuple[str, str, str], ...] = ()
     options: tuple[tuple[str, Any], ...] = ()
     version: str = field(default=__version__)
+    #: warning lines for the user, logged once the output folder is open (not part of the job)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def option(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)

@@ -130,6 +130,8 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         if started:
             ray.shutdown()
         raise
+    for note in spec.notes:  # after the folder opened: a bad --out stays one line
+        logger.warning("%s", note)
     status = "failed"
     facts["workers"] = n_workers
     rows = sum(c.rows for c in folder.todo)
