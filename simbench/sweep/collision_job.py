@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import SimbenchError, shown, shown_path
 from ..paths import resolve_path
 from .jobs import Chunk, JobSpec, file_entry, labelled, scalar
-from .sampling import check_seed, file_rows, read_rows, uniform
+from .sampling import check_seed, config_path, file_rows, read_rows, uniform
 
 DEFAULT_CHUNK = 10_000
 PAIR_SETS = ("all", "world", "self")
@@ -143,6 +143,23 @@ def _label(pair: tuple, moving: dict, robot: str) -> str:
     return ", ".join(names)
 
 
+def _bad_pair_set(pairs: str, loaded: Any) -> str:
+    """The one line for ``--pairs`` that is no pair set: the closest set, or a body name's pair."""
+    from ..errors import closest
+
+    near = closest(pairs, PAIR_SETS, n=1)
+    body = closest(pairs, [b for b in loaded.bodies if b != loaded.robot_name], n=1)
+    if pairs in loaded.bodies and pairs != loaded.robot_name:
+        hint = f"; for the robot against that body: --pair {loaded.robot_name} {pairs}"
+    elif near:
+        hint = f"; did you mean {near[0]!r}?"
+    elif body:
+        hint = f"; for the robot against a body: --pair {loaded.robot_name} {body[0]}"
+    else:
+        hint = ""
+    return f"pairs = {shown(pairs)}; expected one of {', '.join(PAIR_SETS)} or explicit pairs (--pair A B){hint}"
+
+
 def _as_json(obj: Any) -> list:
     return [obj.body, obj.link]
 
@@ -178,7 +195,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         loaded = scene.load(client)
         if isinstance(pairs, str):
             if pairs not in PAIR_SETS:
-                raise SimbenchError(f"pairs = {shown(pairs)}; expected one of {', '.join(PAIR_SETS)} or explicit pairs")
+                raise SimbenchError(_bad_pair_set(pairs, loaded))
             chosen, disabled, moving = _scene_pairs(loaded, pairs, md, mg)
         else:
             chosen, disabled, moving = _explicit_pairs(loaded, pairs)
@@ -200,9 +217,9 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     finally:
         p.disconnect(physicsClientId=client)
     if configs is not None:
-        config_path = resolve_path(configs, what="configuration file")
-        files.append(file_entry("configs", config_path))
-        rows = file_rows(config_path, joints)
+        config_file = config_path(configs)
+        files.append(file_entry("configs", config_file))
+        rows = file_rows(config_file, joints, shown_as=str(configs))
         n = rows if samples is None else check_count(samples, "samples")
         if n > rows:
             raise SimbenchError(f"samples = {n} but configuration file {shown_path(configs)} has {rows} rows")

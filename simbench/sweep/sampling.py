@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ShapeError, SimbenchError, shown, shown_path
+from ..errors import ShapeError, SimbenchError, reason, shown, shown_path
 
 BLOCK = 1024  # samples per random stream
 
@@ -64,27 +64,103 @@ def check_seed(seed: object) -> int:
 
 
 # ---------------------------------------------------------------------- configurations from a file
-def file_rows(path: str | os.PathLike, names: Sequence[str]) -> int:
+#: the suffixes of configuration files
+CONFIG_SUFFIXES = (".npy", ".parquet")
+
+
+def config_path(text: str | os.PathLike) -> Path:
+    """The configuration file ``text`` (``--configs``), or one line naming it with the closest
+    configuration files beside it (``did you mean 'configs.npy'?``)."""
+    import difflib
+
+    from ..paths import resolve_path
+
+    given = os.fspath(text)
+    path = Path(given).expanduser()
+    if path.suffix.lower() not in CONFIG_SUFFIXES:
+        raise SimbenchError(f"configuration file {shown_path(given)}: expected a .npy or .parquet file")
+    if path.is_file():
+        return resolve_path(given, what="configuration file")
+    folder = path.parent
+    try:
+        files = sorted(p.name for s in CONFIG_SUFFIXES for p in folder.glob(f"*{s}") if _readable_kind(p))
+    except OSError:
+        files = []
+    # close names first, then the other files of its kind (there is no other choice to suggest)
+    kind = [n for n in files if n.endswith(path.suffix.lower())] or files
+    ranked = sorted(kind, key=lambda n: -difflib.SequenceMatcher(None, path.name.casefold(), n.casefold()).ratio())
+    near = [n if folder == Path(".") else str(Path(given).parent / n) for n in ranked[:3]]
+    where = "" if folder == Path(".") else f" in {shown_path(str(folder))}"
+    hint = (f"; did you mean {' or '.join(map(repr, near))}?" if near else
+            f" (no .npy or .parquet file{where})" if folder.is_dir() else f" (no folder {shown_path(str(folder))})")
+    state = "is a folder" if path.is_dir() else "not found"
+    raise SimbenchError(f"configuration file {state}: {shown_path(given)}; expected a .npy or .parquet file{hint}")
+
+
+def _readable_kind(path: Path) -> bool:
+    """A file that may be a configuration file: a .npy file of a 2-d array of numbers (read from
+    its header), a .parquet file starting with PAR1."""
+    try:
+        with open(path, "rb") as f:
+            if path.suffix.lower() != ".npy":
+                return f.read(4) == b"PAR1"
+            fmt = np.lib.format
+            header = fmt.read_array_header_1_0 if fmt.read_magic(f) == (1, 0) else fmt.read_array_header_2_0
+            shape, _, dtype = header(f)
+            return len(shape) == 2 and dtype.kind in "fi"
+    except (OSError, ValueError):
+        return False
+
+
+def file_rows(path: str | os.PathLike, names: Sequence[str], shown_as: str | None = None) -> int:
     """Number of rows of a configuration file, after checking its columns against ``names``
-    (the joints, in order); one clear error naming the file otherwise."""
-    return read_rows(path, names, 0, None, check_only=True).shape[0]
+    (the joints, in order); one clear error naming the file (as ``shown_as``) otherwise."""
+    return read_rows(path, names, 0, None, check_only=True, shown_as=shown_as).shape[0]
+
+
+def _not_npy(path: Path, label: str, dof: int) -> SimbenchError | None:
+    """The error for a ``.npy`` file that is not one (text, say), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as exc:
+        return SimbenchError(f"configuration file {label} cannot be read ({exc.strerror})")
+    if head.startswith(b"\x93NUMPY"):
+        return None
+    try:
+        text = head.decode("ascii").splitlines()[0] if head else ""
+        what = f"text starting {shown(text[:30])}" if text.isprintable() else None
+    except (UnicodeDecodeError, IndexError):
+        what = None
+    what = what or ("empty" if not head else "no NumPy header")
+    return SimbenchError(f"configuration file {label} is not a .npy file ({what}); expected an (N, {dof}) array "
+                         f"written by numpy.save, e.g. numpy.save({path.name!r}, numpy.loadtxt(TEXT_FILE))")
 
 
 def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: int | None,
-              check_only: bool = False) -> np.ndarray:
+              check_only: bool = False, shown_as: str | None = None) -> np.ndarray:
     """Rows ``start`` to ``stop - 1`` of a configuration file as a float array (rows, len(names)).
 
     ``.npy``: an (N, dof) float array, columns in ``names`` order (memory-mapped, so only the
     rows asked for are read). Parquet (the ``sweep`` extra): one column per joint, named as the
-    joint or ``q(joint)`` (as a sweep writes them)."""
+    joint or ``q(joint)`` (as a sweep writes them). Messages name the file as ``shown_as`` (as
+    the user wrote it), else its path."""
     path = Path(path)
+    label = shown_path(str(path) if shown_as is None else shown_as)
     if path.suffix == ".npy":
+        bad = _not_npy(path, label, len(names))
+        if bad is not None:
+            raise bad
         try:
             arr = np.load(path, mmap_mode="r")
         except (OSError, ValueError) as exc:
-            raise SimbenchError(f"configuration file {shown_path(str(path))} cannot be read: {exc}") from None
+            if any(w in str(exc) for w in ("allow_pickle", "pickled", "Python objects")):
+                raise SimbenchError(f"configuration file {label} holds Python objects (a pickled object array); "
+                                    f"expected an (N, {len(names)}) array of numbers, e.g. "
+                                    f"numpy.save({path.name!r}, numpy.asarray(rows, dtype=float))") from None
+            raise SimbenchError(f"configuration file {label} cannot be read: {reason(exc)}") from None
         if arr.ndim != 2 or arr.shape[1] != len(names) or arr.dtype.kind not in "fi":
-            raise ShapeError(f"configuration file {shown_path(str(path))} holds a {arr.dtype} array of shape {arr.shape}; "
+            raise ShapeError(f"configuration file {label} holds a {arr.dtype} array of shape {arr.shape}; "
                              f"expected (N, {len(names)}) numbers with joints in order {list(names)}")
         out = arr if check_only else np.array(arr[start:stop], dtype=float)  # check_only: every row
     elif path.suffix == ".parquet":
@@ -94,13 +170,13 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
         try:
             f = pq.ParquetFile(path)
         except Exception as exc:  # pyarrow raises several types for a bad file
-            raise SimbenchError(f"configuration file {shown_path(str(path))} is not a readable Parquet file: {exc}") from None
+            raise SimbenchError(f"configuration file {label} is not a readable Parquet file: {exc}") from None
         have = set(f.schema_arrow.names)
         cols = []
         for n in names:
             col = n if n in have else f"q({n})"
             if col not in have:
-                raise SimbenchError(f"configuration file {shown_path(str(path))} has no column {n!r} or 'q({n})'; "
+                raise SimbenchError(f"configuration file {label} has no column {n!r} or 'q({n})'; "
                                     f"expected one column per joint of {list(names)}")
             cols.append(col)
         if check_only:
@@ -110,10 +186,10 @@ def read_rows(path: str | os.PathLike, names: Sequence[str], start: int, stop: i
         out = np.column_stack([table[c].to_numpy()[start:stop].astype(float) for c in cols]) if cols \
             else np.empty((stop - start, 0))
     else:
-        raise SimbenchError(f"configuration file {shown_path(str(path))}: expected a .npy or .parquet file")
+        raise SimbenchError(f"configuration file {label}: expected a .npy or .parquet file")
     if not np.isfinite(out).all():
         bad = np.argwhere(~np.isfinite(out))[0]
-        raise ShapeError(f"configuration file {shown_path(str(path))} holds a non-finite value at row {start + bad[0]}, "
+        raise ShapeError(f"configuration file {label} holds a non-finite value at row {start + bad[0]}, "
                          f"joint {names[bad[1]]!r}; expected finite joint values")
     return np.empty((out.shape[0], 0)) if check_only else out
 
@@ -127,4 +203,5 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-__all__ = ["BLOCK", "uniform", "unit_quaternions", "check_seed", "file_rows", "read_rows", "sha256_file"]
+__all__ = ["BLOCK", "CONFIG_SUFFIXES", "uniform", "unit_quaternions", "check_seed", "config_path", "file_rows",
+           "read_rows", "sha256_file"]

@@ -1,0 +1,45 @@
+"""simbench sweep's one-line messages for a misspelt pair set and a bad --configs file, through
+the command line: exit 2, one stderr line naming the value, what was expected and the closest
+valid choice (found by a user walkthrough: no suggestion, or numpy's allow_pickle text)."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+SCENE = "simbench:kuka_cubes.toml"
+
+
+def run_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", "collision", SCENE, "--out", "o", "-q",
+                           *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--samples", "3", "--pairs", "wrld"],
+     "pairs = 'wrld'; expected one of all, world, self or explicit pairs (--pair A B); did you mean 'world'?"),
+    (["--samples", "3", "--pairs", "cube1"],
+     "pairs = 'cube1'; expected one of all, world, self or explicit pairs (--pair A B); for the robot against "
+     "that body: --pair robot cube1"),
+    # the valid .npy file beside it, not the text file also named .npy
+    (["--configs", "nothere.npy"],
+     "configuration file not found: 'nothere.npy'; expected a .npy or .parquet file; did you mean 'configs.npy'?"),
+    (["--configs", "data/confgs.npy"], "configuration file not found: 'data/confgs.npy'; expected a .npy or "
+     ".parquet file; did you mean 'data/configs.npy'?"),
+    (["--configs", "text.npy"],
+     "configuration file 'text.npy' is not a .npy file (text starting '0 0.1 0 0 0 0 0'); expected an (N, 7) array "
+     "written by numpy.save, e.g. numpy.save('text.npy', numpy.loadtxt(TEXT_FILE))"),
+    (["--configs", "objects.npy"],
+     "configuration file 'objects.npy' holds Python objects (a pickled object array); expected an (N, 7) array of "
+     "numbers, e.g. numpy.save('objects.npy', numpy.asarray(rows, dtype=float))"),
+])
+def test_bad_pairs_and_configs_are_one_line_with_the_closest_choice(tmp_path, args, line):
+    (tmp_path / "data").mkdir()
+    for folder in (tmp_path, tmp_path / "data"):
+        np.save(folder / "configs.npy", np.zeros((4, 7)))
+    (tmp_path / "text.npy").write_text("0 0.1 0 0 0 0 0\n0 0 0 0 0 0 0\n")
+    np.save(tmp_path / "objects.npy", np.array([[1.0, "a"]], dtype=object), allow_pickle=True)
+    proc = run_cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [f"simbench sweep: error: {line}"], proc.stderr
+    assert not (tmp_path / "o").exists()
