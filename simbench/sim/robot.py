@@ -8,6 +8,7 @@ clears applied torques after every step, so :meth:`Simulation.step` re-applies t
 """
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,8 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
-from ..errors import ShapeError, SimbenchError, UnknownNameError, finite_number, lookup, real_array, shown
+from ..errors import (ShapeError, SimbenchError, UnknownNameError, finite_number, lookup, outside_limits,
+                      real_array, shown)
 from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
@@ -61,6 +63,9 @@ class Robot:
         #: motor force limits used by set_joint_targets when none are given (the URDF's effort
         #: limits; 500 N or N m where the file gives none)
         self.max_forces = np.where(np.isfinite(effort) & (effort > 0), effort, 500.0)
+        #: joint limits as PyBullet has them (lower > upper: none, as for continuous joints)
+        self._limits = [(row.lower_limit, row.upper_limit, "m" if row.type == p.JOINT_PRISMATIC else "rad")
+                        for row in info]
         self._torque = np.zeros(self.dof, dtype=bool)   # joints under torque control
         self._tau = np.zeros(self.dof)
         self._modes = ["velocity"] * self.dof           # PyBullet's default motors
@@ -244,6 +249,12 @@ class Robot:
             raise SimbenchError("set_joint_targets needs position targets q or velocity targets qd")
         if q is not None:
             sel, qv = self._values(q, "q", partial=True)
+            for i, v in zip(sel, qv):   # degrees for a limited revolute joint: refused (a target
+                lo, hi, unit = self._limits[i]   # just past a limit is fine: the limit stops it)
+                if unit == "rad" and lo < hi and not lo <= v <= hi and abs(v) > 2 * math.pi:
+                    raise SimbenchError("set_joint_targets: " + outside_limits(
+                        f"{self.joint_names[i]} = {v:g} (degrees? {v:g} degrees is "
+                        f"{math.radians(v):.4g} rad)", v, lo, hi, unit))
             qdv = self._velocities_for(sel, qd)
             mode, label = p.POSITION_CONTROL, "position"
         else:
