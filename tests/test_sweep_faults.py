@@ -99,6 +99,7 @@ def test_sigint_then_rerun_completes_with_identical_results(tmp_path):
     assert not m["complete"] and m["runs"][-1]["status"] == "interrupted"
     done = len(m["chunks"])
     assert 3 <= done < 40 and not list((tmp_path / "o").glob(".chunk-*"))
+    assert not (tmp_path / "o" / "_lock").exists()  # released and removed on Ctrl-C too
     again = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", *CLI, "--out", "o", "--workers", "2"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr

@@ -6,7 +6,9 @@ starting with ``_`` or ``.``)::
     chunk-000000.parquet ...   one per chunk, written as .chunk-*.tmp<pid> then renamed
     _manifest.json             the job (everything that determines the results) and per
                                finished chunk its file, rows and SHA-256; written the same way
-    _lock                      held (flock) while a sweep runs in the folder
+    _lock                      held (flock) while a sweep runs in the folder (the pid of its
+                               driver); removed when the run ends, also on Ctrl-C (a driver
+                               killed outright leaves it, and the next run takes it over)
 
 Resuming: a chunk counts as finished only when the manifest lists it *and* its file's SHA-256
 matches; anything else (never started, interrupted, deleted or corrupted on disk) is computed
@@ -174,15 +176,26 @@ class SweepFolder:
             import fcntl
         except ImportError:  # not POSIX: no lock
             return None
-        f = open(self.dir / LOCK, "a+")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.seek(0)
-            holder = f.read().strip() or "another process"
+        path = self.dir / LOCK
+        while True:
+            f = open(path, "a+")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.seek(0)
+                holder = f.read().strip() or "another process"
+                f.close()
+                raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} is in use by {holder}; wait for "
+                                    "it to finish or choose another --out") from None
+            # the holder removes the file before it lets go: a lock taken on a removed file is no
+            # lock (another run may hold the new file), so take the one that is there now
+            try:
+                same = os.path.samestat(os.fstat(f.fileno()), os.stat(path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
             f.close()
-            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} is in use by {holder}; wait for it to "
-                             "finish or choose another --out") from None
         f.seek(0)
         f.truncate()
         f.write(f"pid {os.getpid()}\n")
@@ -190,7 +203,12 @@ class SweepFolder:
         return f
 
     def _unlock(self) -> None:
+        """Remove the lock file, then release it (in that order: see :meth:`_lock`)."""
         if self._lock_file is not None:
+            try:
+                os.unlink(self.dir / LOCK)
+            except OSError:
+                pass  # gone already, or a read-only folder: the lock is released all the same
             self._lock_file.close()  # closing releases the flock
             self._lock_file = None
 
