@@ -43,3 +43,27 @@ def test_bad_pairs_and_configs_are_one_line_with_the_closest_choice(tmp_path, ar
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.splitlines() == [f"simbench sweep: error: {line}"], proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_self_pairs_all_disabled_by_the_default_matrix_say_why_in_one_line(tmp_path):
+    """A 3-link arm whose non-adjacent link pairs never touch within its limits (+-0.6 rad):
+    the default matrix disables all three, and the message says so (it said only 'no collision
+    pairs left to check')."""
+    from test_sweep_pairs import ARM
+
+    (tmp_path / "arm.urdf").write_text(ARM)
+    (tmp_path / "arm.toml").write_text('robot = "arm"\n\n[[body]]\nname = "arm"\nurdf = "arm.urdf"\nfixed_base = true\n')
+    matrix = ("the default allowed-collision matrix of robot 'arm' disables all 3 of its non-adjacent link pairs "
+              "(3 never in collision in 10,000 sampled configurations); to check one anyway: --pair arm/plate arm/l2")
+    for which, why in (("self", matrix), ("all", f"no body in the scene but the robot; {matrix}")):
+        proc = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", "collision", "arm.toml", "--samples", "3",
+                               "--out", "o", "--pairs", which], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.splitlines() == [f"simbench sweep: error: scene 'arm.toml': no collision pairs left to "
+                                            f"check (pairs = {which!r}): {why}"], proc.stderr
+        assert not (tmp_path / "o").exists()
+    # the pair it names is one to check: a sweep of it runs
+    ok = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", "collision", "arm.toml", "--samples", "3",
+                         "--out", "o", "-q", "--pair", "arm/plate", "arm/l2"], capture_output=True, text=True,
+                        timeout=300, cwd=tmp_path)
+    assert ok.returncode == 0 and ok.stderr == "", ok.stderr

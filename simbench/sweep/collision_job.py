@@ -160,6 +160,45 @@ def _bad_pair_set(pairs: str, loaded: Any) -> str:
     return f"pairs = {shown(pairs)}; expected one of {', '.join(PAIR_SETS)} or explicit pairs (--pair A B){hint}"
 
 
+def _nothing_left(loaded: Any, which: str) -> str:
+    """Why a pair set is empty: no other body (world), and for the self pairs too few links with
+    geometry, only adjacent ones, or every other pair disabled by the default allowed-collision
+    matrix (by reason, with a pair to give as --pair to check it anyway)."""
+    from ..bullet.collision_sampling import ALWAYS, SAMPLES, default_disabled
+    from ..bullet.collision_world import candidate_self_pairs, facts
+
+    robot = loaded.robot_name
+    parts = []
+    if which in ("all", "world"):
+        others = [b for b in loaded.bodies if b != robot]
+        parts.append("no body in the scene but the robot" if not others else
+                     "the scene's collision filters exclude the robot against every other body")
+    if which in ("all", "self"):
+        b = loaded.body(robot)
+        f = facts(b)
+        free = candidate_self_pairs(b, exclude_adjacent=True)
+        if len(f.geometry) < 2:
+            n = {0: "no link", 1: "one link"}[len(f.geometry)]
+            parts.append(f"robot {robot!r} has {n} with collision geometry, so no pair of links")
+        elif not free:
+            parts.append(f"every pair of links with collision geometry of robot {robot!r} is adjacent (one "
+                         "joint apart) or welded together")
+        else:
+            reasons = {frozenset((d.link1, d.link2)): d.reason for d in default_disabled(b)}
+            names = [(f.names[i], f.names[j]) for i, j in free]
+            words = {"Never": f"never in collision in {SAMPLES:,} sampled configurations",
+                     "Always": f"in collision in >= {ALWAYS:.0%} of them", "Default": "in collision at q = 0"}
+            counts: dict[str, int] = {}
+            for pr in names:
+                r = reasons.get(frozenset(pr), "other")
+                counts[r] = counts.get(r, 0) + 1
+            by = ", ".join(f"{n} {words.get(r, 'disabled otherwise (collision filters)')}" for r, n in counts.items())
+            a, c = names[0]
+            parts.append(f"the default allowed-collision matrix of robot {robot!r} disables all {len(names)} of its "
+                         f"non-adjacent link pairs ({by}); to check one anyway: --pair {robot}/{a} {robot}/{c}")
+    return "; ".join(parts)
+
+
 def _as_json(obj: Any) -> list:
     return [obj.body, obj.link]
 
@@ -201,7 +240,9 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
             chosen, disabled, moving = _explicit_pairs(loaded, pairs)
         det = CollisionDetector(loaded, chosen, disabled=disabled or None)
         if not det.pairs:
-            raise SimbenchError(f"scene {shown_path(targets[0])}: no collision pairs left to check (pairs = {shown(pairs)})")
+            why = f": {_nothing_left(loaded, pairs)}" if isinstance(pairs, str) else ""
+            raise SimbenchError(f"scene {shown_path(targets[0])}: no collision pairs left to check "
+                                f"(pairs = {shown(pairs)}){why}")
         if len(det.robots) != 1 or det.dof == 0:
             raise SimbenchError(f"scene {shown_path(targets[0])}: expected one robot with movable joints, got {list(det.robots)}")
         joints = list(det.joint_names)
