@@ -85,3 +85,19 @@ def test_a_worker_with_another_copy_of_the_scene_refuses_in_one_line(tmp_path, l
         execute(spec, tmp_path / "o", engine="ray", workers=1, progress=False)
     m = read_manifest(tmp_path / "o")
     assert m["runs"][-1]["status"] == "failed" and m["chunks"] == {}
+
+
+def test_the_command_line_on_its_own_ray_instance_says_only_its_lines(tmp_path):
+    """``simbench sweep ... --engine ray`` starting its own local Ray: stdout is the summary and
+    stderr empty (every run printed Ray's 'Token authentication is enabled for this Ray
+    cluster' warning; a user walkthrough). Oracle: the process's streams and the manifest."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "simbench", "sweep", "dynamics", "pybullet_data:kuka_iiwa/model.urdf",
+                           "--samples", "200", "--chunk-size", "100", "--seed", "1", "--out", "o", "--engine", "ray",
+                           "--workers", "1", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == "", proc.stderr[-3000:]
+    assert proc.stdout.startswith("sweep dynamics: 200 states in 2 chunks") and "ray engine" in proc.stdout, proc.stdout
+    assert read_manifest(tmp_path / "o")["complete"]

@@ -91,8 +91,16 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
         probe(address)
     kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     try:
-        if address is None:
-            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+        if address is None:   # our own private instance: Ray's note that it made a token for
+            # it ("Token authentication is enabled for this Ray cluster ...", every run) is not
+            # the user's business; a cluster they run keeps its messages
+            token = logging.getLogger("ray._private.authentication.authentication_token_setup")
+            level = token.level
+            token.setLevel(logging.ERROR)
+            try:
+                ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+            finally:
+                token.setLevel(level)
         else:
             ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
