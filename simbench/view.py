@@ -133,7 +133,9 @@ class Viewer:
                  render: str = "continuous", strict: bool = False):
         from .sim import Simulation
 
-        self.sim = Simulation(scene_of(target), gui=gui, render=render)
+        # the window stays blank until frame() below: it showed the robot at q = 0 for 2-12 s
+        # while the sliders came
+        self.sim = Simulation(scene_of(target), gui=gui, render=render, show_window=False)
         try:
             self.robot = self.sim.robot
             self.model = self.robot.model

@@ -114,17 +114,27 @@ def test_view_frames_the_robot_between_the_panels(display, tmp_path):
     Explorer panel. Measured on the screen now: the visible 3D area is 524 x 624 px between the
     panels; the robot spans 0.73 of its height (the headless 800x600 picture of the iiwa: 0.81)
     with room on every side, and the distance legend (one entry, 229 px of ink, a swatch)
-    is in the area's top-left corner."""
+    is in the area's top-left corner. The window stays blank until it is set up."""
     scene = tmp_path / "scene.toml"
     scene.write_text(SCENE)
-    w = Watched([*SIMBENCH, "view", "--gui", str(scene), "--duration", "3"], display, cwd=tmp_path,
-                period=0.25, ready=lambda line: line.startswith("move the sliders"))
+    # grabs from the first debug line (-v: the scene's files being read), before any window
+    w = Watched([*SIMBENCH, "-v", "view", "--gui", str(scene), "--duration", "3"], display, cwd=tmp_path,
+                period=0.25, ready=lambda line: True)
     assert w.returncode == 0, w.text("err")[-3000:]
     assert len(w.grabs) >= 4, len(w.grabs)
     # the last grab of the open window (the window closing at the end is black for a grab or
     # two; under CI's load for two: the one before the last had no sky pixel once)
     open_window = [img for _, img in w.grabs if np.all(np.abs(img.astype(int) - SKY) <= 2, axis=-1).mean() > 0.1]
     assert open_window, [float(img.std()) for _, img in w.grabs]
+    # no grab shows the robot before the window is set up (it showed it at q = 0, without the
+    # panels, for 2-12 s while the sliders came): the robot's orange only ever beside the panels
+    drawn = 0
+    for shot in open_window:
+        c = shot.astype(int)
+        if ((c[..., 0] > 180) & (c[..., 1] > 50) & (c[..., 1] < 170) & (c[..., 2] < 90)).sum() > 50:
+            assert visible_area(shot)[0] >= 200, visible_area(shot)
+            drawn += 1
+    assert drawn >= 2, drawn
     img = open_window[-1]
     x0, y0, x1, y1 = visible_area(img)
     assert x0 >= 200 and x1 <= test_gui.WIDTH - 200 and y1 - y0 > 500, (x0, y0, x1, y1)   # the panels show

@@ -82,12 +82,15 @@ class Simulation:
     ``shadows``: how the window draws (measurements in :mod:`simbench.sim.window`). The camera
     starts framed on the scene's bodies (their AABBs, see
     :func:`simbench.sim.camera.scene_points`); the user can move it in the window.
+    ``show_window=False`` keeps the window blank until the first :meth:`set_camera` or
+    :meth:`frame_scene` (a script that poses the robot first shows the pose, not q = 0).
     """
 
     def __init__(self, scene: Scene | str | os.PathLike | Mapping | None = None, gui: bool | None = None,
                  dt: float = 1 / 240, real_time: bool = False, *, duration: float | None = None,
                  seed: int | np.random.Generator | None = None, render: str = "continuous",
-                 shadows: bool = False, redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ):
+                 shadows: bool = False, redraw_hz: float = REDRAW_HZ, overlay_hz: float = OVERLAY_HZ,
+                 show_window: bool = True):
         gui = check_gui(gui)
         given = dt
         dt = finite_number(dt, "dt", " of seconds, 0 < dt <= 1")
@@ -126,9 +129,11 @@ class Simulation:
             if self.gui:
                 self.window = Window(self.client, render, shadows=shadows, redraw_hz=redraw_hz,
                                      overlay_hz=overlay_hz, gone=self._gone)
-            #: the orbit camera of headless frames (and, in the GUI, the window's start view)
-            self.camera = self.frame_scene()
-            if self.window is not None:
+            #: the orbit camera of headless frames (and, in the GUI, the window's start view;
+            #: ``show_window=False``: the window stays blank until the first camera is set)
+            self.camera = self.frame_scene(apply=False)
+            if self.window is not None and show_window:
+                self.window.set_camera(self.camera)
                 self.window.tick(0.0, force=True)
         except BaseException:
             self._finalizer()
