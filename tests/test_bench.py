@@ -242,3 +242,20 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path, args, bad):
     assert r.returncode == 2, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("simbench bench: error:") and bad in lines[0]
+
+
+def test_missing_pinocchio_skips_the_autodiff_rows_and_keeps_the_report(tmp_path):
+    """jax installed without Pinocchio (the README's 'autodiff' extra alone): ``simbench bench``
+    ran its suites, then ended with exit 2 and no report (a user walkthrough). Now the autodiff
+    suite gives one line naming Pinocchio and no rows, and the run writes its report, exit 0."""
+    code = ("import sys\nsys.modules['pinocchio'] = None\n"
+            "from simbench.cli import main\n"
+            "sys.exit(main(['bench', '--suite', 'autodiff', '--quick', '--json', 'b.json']))\n")
+    r = _run(["-c", code], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = [line for line in r.stderr.splitlines() if "Pinocchio" in line]
+    assert len(lines) == 1 and "autodiff: no rows: its references are Pinocchio's" in lines[0], r.stderr
+    import json
+
+    report = json.loads((tmp_path / "b.json").read_text())
+    assert any("its references are Pinocchio's" in note for note in report["notes"]), report["notes"]

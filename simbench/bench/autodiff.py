@@ -29,6 +29,8 @@ ROBOTS = {"mobile_manipulator": "simbench:mobile_manipulator.urdf",
 #: the post's figures (us per call of tau, its author's laptop)
 POST_US = {"manual": 60.0, "automatic (jax)": 30.0, "symbolic (sympy lambdify)": 160.0}
 MISSING = "autodiff: no jax rows: install the 'autodiff' extra (pip install 'simbench[autodiff]')"
+NO_PINOCCHIO = ("autodiff: no rows: its references are Pinocchio's, which is not installed "
+                "(pip install pin, or the 'test' extra)")
 
 
 def _post_automatic(g0: float = 9.8) -> Callable:
@@ -154,12 +156,13 @@ def robot_rows(robot: str, spec: str | None = None, *, batch: int = 128, rounds:
 def run(robots: Mapping[str, str] | Sequence[str] = tuple(ROBOTS), *, notes: list[str] | None = None,
         **settings: Any) -> list[Row]:
     """The suite's rows for ``robots`` (names of :data:`ROBOTS`, or name -> URDF); none (one logged line naming the ``autodiff`` extra)
-    without jax. ``settings`` go to :func:`robot_rows`."""
+    without jax, none (one line) without Pinocchio, the suite's references. ``settings`` go to :func:`robot_rows`."""
     notes = [] if notes is None else notes
-    if importlib.util.find_spec("jax") is None:
-        log.warning(MISSING)
-        notes.append(MISSING)
-        return []
+    for module, line in (("jax", MISSING), ("pinocchio", NO_PINOCCHIO)):
+        if importlib.util.find_spec(module) is None:   # the other suites' rows are kept
+            log.warning(line)
+            notes.append(line)
+            return []
     rows: list[Row] = []
     specs = dict(robots) if isinstance(robots, Mapping) else {r: ROBOTS.get(r, r) for r in robots}
     for robot, spec in specs.items():
@@ -168,4 +171,4 @@ def run(robots: Mapping[str, str] | Sequence[str] = tuple(ROBOTS), *, notes: lis
     return rows
 
 
-__all__ = ["run", "robot_rows", "ROBOTS", "POST_US", "MISSING"]
+__all__ = ["run", "robot_rows", "ROBOTS", "POST_US", "MISSING", "NO_PINOCCHIO"]
