@@ -85,12 +85,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_window_arguments(parser)
     parser.add_argument("--out", default="out", help="folder for demo.png when headless (default: out)")
     parser.add_argument("--steps", type=int, default=len(WAYPOINTS),
-                        help=f"waypoints of the scripted motion (default: {len(WAYPOINTS)})")
+                        help=f"waypoints of the scripted motion, 1 to {len(WAYPOINTS)} (default: {len(WAYPOINTS)})")
     parser.add_argument("--hold", type=float, default=0.0, metavar="S",
                         help="keep the window open S seconds after the motion (default: 0)")
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    if args.steps > len(WAYPOINTS):   # (below 1: the command line's number check)
+        from .errors import SimbenchError
+
+        raise SimbenchError(f"--steps {args.steps}: the demo has {len(WAYPOINTS)} waypoints; expected "
+                            f"1 to {len(WAYPOINTS)} (closest valid: --steps {len(WAYPOINTS)})")
     return run_demo(gui=args.gui, out=Path(args.out), steps=args.steps, render=args.render,
                     hold=args.hold)
 

@@ -388,6 +388,7 @@ CASES = [
     C("demo-steps-not-a-number", cli("demo", "--direct", "--steps", "x"), {}, "'x'", "invalid int value"),
     C("demo-steps-zero", cli("demo", "--direct", "--steps", "0"), {}, "--steps 0", "expected a positive integer (closest valid: --steps 1)"),
     C("demo-steps-negative", cli("demo", "--direct", "--steps", "-2"), {}, "--steps -2", "expected a positive integer (closest valid: --steps 1)"),
+    C("demo-steps-beyond-the-waypoints", cli("demo", "--direct", "--steps", "10"), {}, "--steps 10: the demo has 6 waypoints", "expected 1 to 6 (closest valid: --steps 6)"),
     C("demo-hold-negative", cli("demo", "--direct", "--hold", "-1"), {}, "--hold -1.0", "expected a number of seconds >= 0 (closest valid: --hold 0)"),
     C("demo-hold-nan", cli("demo", "--direct", "--hold", "nan"), {}, "--hold nan", "expected a number of seconds >= 0"),
     C("run-seed-negative", cli("run", "script.py", "--scene", "ok.urdf", "--seed", "-1"), {}, "--seed -1", "expected an integer >= 0 (closest valid: --seed 0)"),
