@@ -312,8 +312,10 @@ def test_without_the_sweep_extra_the_local_engine_writes_and_the_rest_names_the_
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
     assert out[0].startswith("sweep collision: 300 configs in 1 chunk (") and out[1] == "rc 0"
-    assert out[2] == "rc 2" and "simbench sweep: error: --engine ray needs Ray: pip install 'simbench[sweep]'" in proc.stderr
-    assert out[3] == "read: reading a sweep needs pyarrow: pip install 'simbench[sweep]'"
+    assert out[2] == "rc 2" and ("simbench sweep: error: --engine ray needs ray, which is not installed; install "
+                                 "the 'sweep' extra: pip install 'simbench[sweep]'") in proc.stderr
+    assert out[3] == ("read: reading a sweep needs pyarrow, which is not installed; install the 'sweep' extra: "
+                      "pip install 'simbench[sweep]'")
     table = ds.dataset(tmp_path / "o").to_table()  # what it wrote without pyarrow, read with it
     assert table.num_rows == 300 and table.column_names[-1] == "any_collision"
 

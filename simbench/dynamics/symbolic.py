@@ -12,7 +12,7 @@
   ``C_ij = sum_k Gamma_ijk q'_k``, so ``M' - 2C`` is skew-symmetric;
 * ``g = dP/dq`` with ``P = -sum_i m_i gravity . p_ci``.
 
-sympy is an optional dependency (``pip install simbench[symbolic]``); it is imported
+sympy is an optional dependency (``pip install 'simbench[symbolic]'``); it is imported
 only by this module. Example::
 
     from simbench.model import load
@@ -39,14 +39,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimbenchError, shown
+from ..extras import require
 from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 
-try:
-    import sympy as sp
-except ImportError as _exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "simbench.dynamics.symbolic needs sympy: pip install simbench[symbolic] "
-        f"(or pip install sympy); the import failed with: {_exc}") from None
+sp = require("sympy", "symbolic", "simbench.dynamics.symbolic")   # one line naming the extra
 
 #: Derivations with more degrees of freedom than this are refused (expression swell).
 MAX_DOF = 7

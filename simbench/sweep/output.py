@@ -47,12 +47,12 @@ class SweepError(SimbenchError):
 
 def require_pyarrow(what: str) -> Any:
     """``pyarrow`` (with its ``dataset`` and ``parquet`` modules), or one line naming the extra."""
-    try:
-        import pyarrow
-        import pyarrow.dataset  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
-    except ImportError:
-        raise SimbenchError(f"{what} needs pyarrow: pip install 'simbench[sweep]'") from None
+    from ..extras import require
+
+    for module in ("pyarrow", "pyarrow.dataset", "pyarrow.parquet"):
+        require(module, "sweep", what)
+    import pyarrow
+
     return pyarrow
 
 

@@ -34,11 +34,9 @@ MAX_ATTEMPTS = 3    # a chunk lost this often (beyond Ray's own retries) fails t
 
 
 def require_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise SimbenchError("--engine ray needs Ray: pip install 'simbench[sweep]'") from None
-    return ray
+    from ..extras import require
+
+    return require("ray", "sweep", "--engine ray")
 
 
 class SweepActor:
