@@ -103,8 +103,8 @@ def _near(text: str, first: Path) -> list[str]:
                     for n in closest(first.name, local)]
     except OSError:
         pass
-    if first.suffix in _OTHER_SUFFIXES:
-        return near   # a script: none is bundled
+    if first.suffix in _OTHER_SUFFIXES:   # a script: none is bundled; the checkout's scripts/
+        return _near_script(text, first, near)   # folder is looked in too
     local = [(_likeness(first.name, Path(n).name), n) for n in near]
     best = max((score for score, _ in local), default=0.0)
     # a bundled file only when it is more alike than every local one ('modle.urdf' beside a
@@ -112,6 +112,30 @@ def _near(text: str, first: Path) -> list[str]:
     bundled = [(score, n) for score, n in _near_bundled(first, suffixes)[:2] if score > best]
     ranked = sorted(local + bundled, key=lambda pair: -pair[0])
     return [n for _, n in ranked][:3]
+
+
+def _near_script(text: str, first: Path, near: list[str]) -> list[str]:
+    """Scripts named nearly ``text``: those beside it and in a ``scripts/`` folder there (run from
+    a checkout, ``scenario_free_body.py`` is ``scripts/scenario_free_body.py``), by the likeness
+    of their names without '.py' (on whole names, any two scripts were alike: 'script.py' was
+    offered for 'scenario_computed_torque.py')."""
+    candidates = list(near)
+    folder = first.parent / "scripts"
+    try:
+        if folder.is_dir():
+            base = Path(text).parent
+            candidates += [str(base / "scripts" / p.name) if base != Path(".") else f"scripts/{p.name}"
+                           for p in folder.glob("*.py")]
+    except OSError:
+        pass
+    scored = sorted(((_likeness(first.name, Path(c).name), c) for c in candidates), key=lambda x: -x[0])
+    return [c for score, c in scored if score >= SCRIPT_LIKENESS][:3]
+
+
+#: how alike (0 to 1, names without '.py') a script must be to be suggested: 'scenario_free_bdy'
+#: is 0.97 like 'scenario_free_body', 'myscrpt' 0.93 like 'myscript'; 'script' is 0.4 like
+#: 'scenario_computed_torque'
+SCRIPT_LIKENESS = 0.6
 
 
 def _likeness(name: str, other: str) -> float:

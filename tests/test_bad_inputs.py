@@ -371,6 +371,7 @@ CASES = [
     C("check-base-orientation-length", cli("check", "ok.urdf", "--base-orientation", "1", "2"), {}, "[1.0, 2.0]", "expected roll pitch yaw (3 numbers)"),
     C("run-duration-negative", cli("run", "script.py", "--scene", "ok.urdf", "--duration", "-1"), {}, "--duration -1.0", "expected a positive number of seconds, e.g. --duration 1 (leave it out for the script's DURATION)"),
     C("run-script-typo", (["run", "scrpt.py"], "run_script('scrpt.py')"), {}, "script not found: 'scrpt.py'", "did you mean 'script.py'"),
+    C("run-script-in-scripts", (["run", "scenario_free_bdy.py"], "run_script('scenario_free_bdy.py')"), {"scripts/scenario_free_body.py": "def main(sim):\n    pass\n"}, "script not found: 'scenario_free_bdy.py'", "did you mean 'scripts/scenario_free_body.py'?"),
     C("scene-typo", (["run", "script.py", "--scene", "tw.toml"], "Simulation('tw.toml')"), {}, "scene file not found: 'tw.toml'", "did you mean 'two.toml'?"),
     C("sim-gui-string", api("Simulation(gui='yes')"), {}, "gui = 'yes'", "expected True (a window), False (headless, DIRECT) or None (a window when a display answers); did you mean True?"),
     C("model-from-scene-file", (["info", "two.toml"], "RobotModel.from_urdf('two.toml')"), {}, "'two.toml' is a scene file, not a URDF", "simbench.Simulation('two.toml', gui=False).model; the URDF of its body 'robot' is 'ok.urdf'"),

@@ -381,3 +381,22 @@ def test_missing_matplotlib_logs_one_line_naming_the_extra(monkeypatch, caplog):
     assert [r.getMessage() for r in caplog.records] == [
         "drawing the scenario's plots needs matplotlib, which is not installed; install the 'plot' extra: "
         "pip install 'simbench[plot]'; no plot"]
+
+
+def test_a_missing_script_suggests_only_alike_names(tmp_path, monkeypatch):
+    """From a checkout's root, ``simbench run scenario_computed_torque.py`` suggested the
+    unrelated 'script.py' beside it and never scripts/ (a newcomer's walkthrough): scripts are
+    matched by their names without '.py', in the folder and in its scripts/ folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "script.py").write_text("def main(sim):\n    pass\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "scenario_free_body.py").write_text("def main(sim):\n    pass\n")
+    said = {}
+    for name in ("scenario_computed_torque.py", "scenario_free_body.py", "scrpt.py"):
+        with pytest.raises(SimbenchError) as err:
+            run_script(name)
+        said[name] = str(err.value)
+    assert said == {"scenario_computed_torque.py": "script not found: 'scenario_computed_torque.py'",
+                    "scenario_free_body.py": "script not found: 'scenario_free_body.py'; did you mean "
+                                             "'scripts/scenario_free_body.py'?",
+                    "scrpt.py": "script not found: 'scrpt.py'; did you mean 'script.py'?"}, said
