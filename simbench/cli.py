@@ -141,7 +141,8 @@ def build_parser(only: str | None = None) -> ArgumentParser:
 
     parsers = {"info": p_info}
     for name, (module_name, help_text) in _DELEGATED.items():
-        sp = parsers[name] = sub.add_parser(name, help=help_text)
+        sp = parsers[name] = sub.add_parser(name, help=help_text,   # a module may set its own
+                                            description=help_text[:1].upper() + help_text[1:] + ".")
         if only is not None and name != only:
             continue
         try:
