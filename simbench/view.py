@@ -171,14 +171,13 @@ class Viewer:
         sweep), filling the part of the window between the panels as the headless picture
         fills its frame (``frame_scene(reach=False)``): framed for the whole window, the robot
         came out at 2.05 m instead of 1.28-1.38 m and the panels covered a third of it."""
-        from .sim.camera import fov_of, frame_bodies
+        from .sim.camera import frame_bodies, lens
 
         window = self.sim.window
         assert window is not None
-        now = window.camera()
+        fov, aspect = lens(window.camera())
         camera = frame_bodies(self.sim.client, self.sim.bodies.values(), self.robot.id, yaw=None, pitch=-30.0,
-                              fov=fov_of(now["proj"])[0], aspect=now["size"][0] / now["size"][1], reach=False,
-                              viewport=window.viewport())
+                              fov=fov, aspect=aspect, reach=False, viewport=window.viewport())
         self.sim.set_camera(camera["target"], camera["distance"], camera["yaw"], camera["pitch"])
         return camera
 

@@ -123,6 +123,14 @@ def framing(points: Any, *, fov: float = FOV, aspect: float = 4 / 3, yaw: float 
 YAWS = (225.0, 135.0, 315.0, 45.0)
 
 
+def lens(window_camera: Mapping[str, Any] | None = None) -> tuple[float, float]:
+    """(vertical field of view in degrees, aspect ratio) of a window's camera
+    (:meth:`~simbench.sim.window.Window.camera`), or of the headless frames (:data:`FOV`, 4/3)."""
+    if window_camera is None:
+        return FOV, 4 / 3
+    return fov_of(window_camera["proj"])[0], window_camera["size"][0] / window_camera["size"][1]
+
+
 def frame_bodies(client: int, bodies: Iterable[int], robot: int | None, *, yaw: float | None, pitch: float,
                  fov: float = FOV, aspect: float = 4 / 3, reach: bool = True,
                  viewport: Sequence[float] = (-1.0, -1.0, 1.0, 1.0)) -> dict[str, Any]:
@@ -191,5 +199,5 @@ def fov_of(proj: Sequence[float]) -> tuple[float, float]:
     return math.degrees(2 * math.atan(1 / P[1, 1])), float(P[1, 1] / P[0, 0])
 
 
-__all__ = ["scene_points", "frame_bodies", "in_sight", "YAWS", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "describe",
+__all__ = ["scene_points", "frame_bodies", "in_sight", "YAWS", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "lens", "describe",
            "FOV", "HUGE"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -49,6 +49,18 @@ class Segment:
         """The distance as shown, to the millimetre (``0.000 m`` in contact, never ``-0.000``)."""
         d = self.distance
         return f"{0.0 if abs(d) < 0.0005 else d:.3f} m"
+
+
+def segments_of(results: Any, labels: Sequence[str] | None = None) -> list[Segment]:
+    """The segments of closest-point results (``detector.closest_points(q)``), named by
+    ``labels`` (one per result) or by each result's obstacle; results with nothing found
+    within their query's distance are left out."""
+    from .arguments import closest_labels, closest_results
+
+    items = closest_results(results)
+    names = closest_labels(labels, len(items)) or [None] * len(items)
+    return [s if name is None else replace(s, label=name) for s, name in
+            zip(map(Segment.from_result, items), names) if s is not None]
 
 
 def clearance_rgb(distance: float, far: float = FAR) -> tuple[float, float, float]:

@@ -12,7 +12,6 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,9 @@ from ..bullet.servers import ServerPair, check_gui
 from ..errors import ShapeError, SimbenchError, as_rng, finite_number, lookup, shown
 from ..imaging import write_png
 from . import camera as cam
-from .arguments import camera_target, closest_labels, closest_results, duration, step_count
+from .arguments import camera_target, duration, step_count
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
-from .overlay import Segment
+from .overlay import Segment, segments_of
 from .poses import base_link_pose, set_base_pose
 from .overlay import annotate as annotate_image
 from .recording import Recording, check_size
@@ -82,8 +81,7 @@ class Simulation:
     ``shadows``: how the window draws (measurements in :mod:`simbench.sim.window`). The camera
     starts framed on the scene's bodies (their AABBs, see
     :func:`simbench.sim.camera.scene_points`); the user can move it in the window.
-    ``show_window=False`` keeps the window blank until the first :meth:`set_camera` or
-    :meth:`frame_scene` (a script that poses the robot first shows the pose, not q = 0).
+    ``show_window=False``: the window stays blank until :meth:`set_camera` or :meth:`frame_scene`.
     """
 
     def __init__(self, scene: Scene | str | os.PathLike | Mapping | None = None, gui: bool | None = None,
@@ -129,8 +127,7 @@ class Simulation:
             if self.gui:
                 self.window = Window(self.client, render, shadows=shadows, redraw_hz=redraw_hz,
                                      overlay_hz=overlay_hz, gone=self._gone)
-            #: the orbit camera of headless frames (and, in the GUI, the window's start view;
-            #: ``show_window=False``: the window stays blank until the first camera is set)
+            #: the orbit camera of headless frames and of the window's start (unless show_window=False)
             self.camera = self.frame_scene(apply=False)
             if self.window is not None and show_window:
                 self.window.set_camera(self.camera)
@@ -208,9 +205,8 @@ class Simulation:
         return self.pair.add_body({"name": name, "urdf": urdf, **keys})
 
     def remove_body(self, name: str) -> None:
-        """Remove body ``name`` from both servers (a detector that names it then refuses to
-        answer, naming the body); see :meth:`ServerPair.remove_body
-        <simbench.bullet.servers.ServerPair.remove_body>`."""
+        """Remove body ``name`` from both servers (a detector naming it then refuses, in one line);
+        see :meth:`ServerPair.remove_body <simbench.bullet.servers.ServerPair.remove_body>`."""
         self._check_open()
         self.pair.remove_body(name)
         self._handles.pop(name, None)
@@ -262,15 +258,10 @@ class Simulation:
 
     def draw_closest_points(self, results: Sequence[Any], key: str = "closest",
                             labels: Sequence[str] | None = None) -> list[Segment]:
-        """Show closest-point results (``detector.closest_points(q)``) under ``key``: in the GUI
-        as lines coloured by clearance with a legend (``labels``, one per result, or each
-        obstacle's name), pushed at most ``overlay_hz`` times per second, and drawn into recorded
-        frames and screenshots. A later call with the same ``key`` replaces them; an empty list
-        removes them."""
-        items = closest_results(results)
-        names = closest_labels(labels, len(items)) or [None] * len(items)
-        segments = [s if name is None else replace(s, label=name) for s, name in
-                    zip(map(Segment.from_result, items), names) if s is not None]
+        """Show closest-point results (``detector.closest_points(q)``) under ``key``, in the GUI
+        (lines coloured by clearance, a legend: ``labels``, one per result, or each obstacle's
+        name) and in recorded frames and screenshots; the same ``key`` replaces them."""
+        segments = segments_of(results, labels)
         self._overlays[key] = segments
         if self.window is not None:
             self.window.show(key, segments)
@@ -318,8 +309,8 @@ class Simulation:
         ``stepSimulation``, run the step callbacks, write due recording frames, update the
         window and, with ``real_time``, sleep to keep pace with the wall clock. Raises
         :class:`SimulationDone` when the run is over."""
-        if not self._steps:   # an arm left free (no fixed_base in its scene) falls from here on
-            self.pair.main.warn_free_arms()
+        if not self._steps:
+            self.pair.main.warn_free_arms()   # a free arm falls from here on
         for _ in range(step_count(n)):
             reason = self._done_reason()
             if reason is not None:
@@ -383,17 +374,13 @@ class Simulation:
     # ------------------------------------------------------------------ camera & images
     def frame_scene(self, yaw: float | None = None, pitch: float = -30.0, apply: bool = True,
                     reach: bool = True) -> dict[str, Any]:
-        """An orbit camera framing every body (grounds left out; see
-        :func:`~simbench.sim.camera.scene_points`), set as ``sim.camera`` (and the window's
-        view) when ``apply``; returns it. ``reach=False`` frames the bodies as they are now
-        instead of the space their joints can sweep. Without ``yaw``, the first of 225, 135, 315 and 45
-        degrees from which the robot is in sight (:func:`~simbench.sim.camera.frame_bodies`)."""
+        """An orbit camera framing every body but grounds (:func:`~simbench.sim.camera.scene_points`),
+        set as ``sim.camera`` and the window's view when ``apply``; returns it. ``reach=False``:
+        the bodies as they are, not the space their joints sweep. Without ``yaw``, the first of
+        225, 135, 315, 45 degrees with the robot in sight (:func:`~simbench.sim.camera.frame_bodies`)."""
         yaw = None if yaw is None else finite_number(yaw, "camera yaw", " of degrees", ShapeError)
         pitch = finite_number(pitch, "camera pitch", " of degrees", ShapeError)
-        fov, aspect = cam.FOV, 4 / 3
-        if self.window is not None:
-            window = self.window.camera()
-            fov, aspect = cam.fov_of(window["proj"])[0], window["size"][0] / window["size"][1]
+        fov, aspect = cam.lens(None if self.window is None else self.window.camera())
         try:
             robot: int | None = self.bodies[self.pair.main.robot_name]
         except SceneError:   # no robot in the scene: any side will do
