@@ -183,13 +183,17 @@ def test_window_catches_up_when_the_script_stops_stepping(display, tmp_path):
     pause the screen must hold the legend's three lines (the time and the two drawn pairs, each
     beside a swatch) and the time row must be pixel for pixel what the window draws when told
     to draw at that moment (the reference, grabbed after ``tick(force=True)``)."""
-    w = Watched([sys.executable, "-c", PAUSED], display, cwd=tmp_path, period=0.25,
-                ready=lambda line: line.startswith("paused"))
-    assert w.returncode == 0, w.text("err")[-3000:]
-    assert "paused at t = 2.00 s" in w.text()
-    # no text was due before the pause: the 23 steps took less than a text period (1/3 s; they
-    # take 0.1-0.25 s, more on a loaded machine)
-    assert float(w.text().split(" after ")[1].split()[0]) < 0.3, w.text()
+    # the premise: no text was due before the pause, so the 23 steps took less than a text
+    # period (1/3 s; they take 0.1-0.25 s, 0.34 s once on a loaded machine): run again when not
+    for attempt in range(3):
+        w = Watched([sys.executable, "-c", PAUSED], display, cwd=tmp_path, period=0.25,
+                    ready=lambda line: line.startswith("paused"))
+        assert w.returncode == 0, w.text("err")[-3000:]
+        assert "paused at t = 2.00 s" in w.text()
+        if float(w.text().split(" after ")[1].split()[0]) < 0.3:
+            break
+    else:
+        raise AssertionError(f"the 23 steps took a text period or more in 3 runs: {w.text()}")
     paused, told = w.time_of("^paused"), w.time_of("^told")
     during = [img for t, img in w.grabs if paused + 1.0 < t < told - 0.1]
     after = [img for t, img in w.grabs if told + 0.5 < t]

@@ -17,7 +17,10 @@ from simbench.sweep import read_manifest, sweep
 SCENE = "simbench:kuka_cubes.toml"
 LINK7 = "robot/lbr_iiwa_link_7"
 PAIRS = [(LINK7, "ground"), (LINK7, "cube1"), (LINK7, "cube2"), (LINK7, "cube3")]
-CLI = ["collision", SCENE, "--samples", "60000", "--seed", "9", "--chunk-size", "1500", "--pair", LINK7, "ground",
+# 160 chunks, about 8 s on 2 workers: a Ctrl-C sent once the manifest (flushed once a second)
+# shows 3 chunks lands mid-run (with 60,000 configurations, 2.1 s, the run finished first, once)
+SAMPLES = 240_000
+CLI = ["collision", SCENE, "--samples", str(SAMPLES), "--seed", "9", "--chunk-size", "1500", "--pair", LINK7, "ground",
        "--pair", LINK7, "cube1", "--pair", LINK7, "cube2", "--pair", LINK7, "cube3", "-q"]
 
 
@@ -98,13 +101,13 @@ def test_sigint_then_rerun_completes_with_identical_results(tmp_path):
     m = read_manifest(tmp_path / "o")
     assert not m["complete"] and m["runs"][-1]["status"] == "interrupted"
     done = len(m["chunks"])
-    assert 3 <= done < 40 and not list((tmp_path / "o").glob(".chunk-*"))
+    assert 3 <= done < SAMPLES // 1500 and not list((tmp_path / "o").glob(".chunk-*"))
     assert not (tmp_path / "o" / "_lock").exists()  # released and removed on Ctrl-C too
     again = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", *CLI, "--out", "o", "--workers", "2"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"{done} chunks already done" in again.stdout
-    assert checksums(tmp_path / "o") == checksums(tmp_path / "ref") and exactly_once(tmp_path / "o", 60_000)
+    assert checksums(tmp_path / "o") == checksums(tmp_path / "ref") and exactly_once(tmp_path / "o", SAMPLES)
 
 
 def test_driver_killed_outright_then_rerun_completes_with_identical_results(tmp_path):
@@ -116,9 +119,9 @@ def test_driver_killed_outright_then_rerun_completes_with_identical_results(tmp_
     again = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", *CLI, "--out", "o", "--workers", "1"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
-    ref = sweep("collision", SCENE, samples=60_000, seed=9, chunk_size=1500, pairs=PAIRS, out=tmp_path / "ref",
+    ref = sweep("collision", SCENE, samples=SAMPLES, seed=9, chunk_size=1500, pairs=PAIRS, out=tmp_path / "ref",
                 workers=2, progress=False)
-    assert checksums(tmp_path / "o") == checksums(ref.out) and exactly_once(tmp_path / "o", 60_000)
+    assert checksums(tmp_path / "o") == checksums(ref.out) and exactly_once(tmp_path / "o", SAMPLES)
     assert not list((tmp_path / "o").glob(".chunk-*"))
 
 
