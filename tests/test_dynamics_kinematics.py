@@ -7,6 +7,7 @@ import pytest
 
 from _dyn_helpers import rel_err, require
 from simbench.oracles.pinocchio import PinocchioMap
+from simbench.errors import UnknownNameError
 from simbench.model import RobotModel
 from simbench.spatial import so3_log
 import simbench.dynamics as dyn
@@ -127,3 +128,31 @@ def test_link_jacobians_and_poses_against_pinocchio(path, floating):
     assert rel_err(dyn.com_jacobian(model, Q), Jc) < 1e-12
     compared += 7
     assert compared == 2 * (3 * 10 + 3) + 7
+
+
+def test_link_pose_by_name_against_pinocchios_frame_placement():
+    """``link_pose(model, q, name)``: one link's world pose, asked by name (a user had to index
+    forward_kinematics by ``model.link_index``). Oracle: Pinocchio's ``oMf`` of the frame of that
+    name (its own URDF parser): a fixed-joint link (the Panda's hand, merged into link 7 for the
+    dynamics), a leaf, and a floating a1's lower leg and toe; batched over leading dimensions."""
+    pin = require("pinocchio")
+    from simbench.oracles.pinocchio import urdf_model
+
+    compared = 0
+    for spec, floating, links in [("pybullet_data:franka_panda/panda.urdf", False, ["panda_hand", "panda_leftfinger"]),
+                                  ("pybullet_data:a1/a1.urdf", True, ["FR_lower", "FR_toe", "trunk"])]:
+        model = RobotModel.from_urdf(spec, floating_base=floating)
+        pm = urdf_model(model)
+        pd, mp = pm.createData(), PinocchioMap(model, pm)
+        Q = model.random_configuration(np.random.default_rng(4), 6)
+        for link in links:
+            got = dyn.link_pose(model, Q.reshape(2, 3, -1), link)
+            assert got.shape == (2, 3, 4, 4)
+            fid = pm.getFrameId(link)
+            for q, T in zip(Q, got.reshape(6, 4, 4)):
+                pin.framesForwardKinematics(pm, pd, mp.q(q))
+                assert rel_err(T, pd.oMf[fid].homogeneous) < 1e-12, (spec, link)
+                compared += 1
+    assert compared == 30
+    with pytest.raises(UnknownNameError, match="did you mean .panda_hand."):
+        dyn.link_pose(RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf"), np.zeros(9), "panda_hnd")

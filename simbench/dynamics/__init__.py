@@ -39,7 +39,7 @@ from .crba import mass_matrix
 from .forward import forward_dynamics
 from .integrators import METHODS, Trajectory, robot_acceleration, simulate, simulate_model, step
 from .kinematics import (center_of_mass, com_jacobian, forward_kinematics, kinetic_energy,
-                         link_com_jacobians, link_jacobian, potential_energy)
+                         link_com_jacobians, link_jacobian, link_pose, potential_energy)
 from .rnea import bias_forces, gravity_torques, inverse_dynamics
 
 
@@ -67,7 +67,7 @@ def forward_dynamics_derivatives(model, q, qd, tau, *, gravity=None):
 
 __all__ = ["GRAVITY", "METHODS", "inverse_dynamics", "mass_matrix", "bias_forces",
            "gravity_torques", "coriolis_matrix", "forward_dynamics", "forward_kinematics",
-           "link_jacobian", "com_jacobian", "link_com_jacobians", "center_of_mass",
+           "link_pose", "link_jacobian", "com_jacobian", "link_com_jacobians", "center_of_mass",
            "kinetic_energy", "potential_energy", "simulate", "simulate_model", "step",
            "robot_acceleration", "Trajectory", "integrate", "difference", "normalize",
            "lagrange", "rigid_body",

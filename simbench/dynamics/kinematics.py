@@ -25,7 +25,7 @@ from .inputs import F8, LISTS, ND, gravity_vector, joint_arrays
 from .kernels import kinematics as KK
 from .packing import KEY, KernelModel, kernel_model
 
-__all__ = ["forward_kinematics", "link_jacobian", "com_jacobian", "link_com_jacobians",
+__all__ = ["forward_kinematics", "link_pose", "link_jacobian", "com_jacobian", "link_com_jacobians",
            "center_of_mass", "kinetic_energy", "potential_energy", "velocity_axes_world"]
 
 
@@ -79,6 +79,15 @@ def velocity_axes_world(model: RobotModel, T: np.ndarray) -> tuple[np.ndarray, n
     Tj = T[..., link, :, :]
     z = _rotate(Tj[..., :3, :3], axis)
     return z, Tj[..., :3, 3], prism
+
+
+def link_pose(model: RobotModel, q: Any, link: str) -> np.ndarray:
+    """World pose of ``link`` (by name), shape (..., 4, 4): its entry of :func:`forward_kinematics`
+    (as Pinocchio's ``updateFramePlacement`` / ``data.oMf``); an unknown name is one line with
+    the closest link names."""
+    d = model._cache.get(KEY) or kernel_model(model)
+    k = lookup(d.link_index, link, "link", model.name)
+    return forward_kinematics(model, q)[..., k, :, :]
 
 
 def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] | None = None
