@@ -554,6 +554,17 @@ def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:
                      b * np.sin(2 * np.pi * u3), b * np.cos(2 * np.pi * u3)], axis=-1)
 
 
+def limb_roots(parent: Sequence[int], movable: Sequence[bool]) -> tuple[list[int], np.ndarray]:
+    """(the first link of each limb, the links welded to the root) of a tree of links 0 .. n-1
+    with ``parent[k] < k`` (link 0 the root) and ``movable[k]``: link k's joint moves. A limb
+    starts at a movable joint whose parent is the root or welded to it."""
+    rigid = np.zeros(len(parent), dtype=bool)
+    rigid[0] = True
+    for k in range(1, len(parent)):
+        rigid[k] = rigid[parent[k]] and not movable[k]
+    return [k for k in range(1, len(parent)) if movable[k] and rigid[parent[k]]], rigid
+
+
 def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
     """An issue line when a fixed-base model's root looks like a free body: the root and the
     links welded to it by fixed joints have mass and carry two or more limbs (subtrees with
@@ -562,16 +573,8 @@ def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
     if model.floating_base or model.nlinks < 2:
         return ()
     codes = np.asarray(model.joint_type_code)
-    rigid = np.zeros(model.nlinks, dtype=bool)   # the root and the links welded to it
-    rigid[0] = True
-    moves = np.zeros(model.nlinks, dtype=bool)   # subtree of link k has a movable joint
-    for k in range(1, model.nlinks):
-        rigid[k] = rigid[model.link_parent[k]] and codes[k - 1] == FIXED
-    for k in range(model.nlinks - 1, 0, -1):
-        moves[k] |= codes[k - 1] != FIXED
-        moves[model.link_parent[k]] |= moves[k]
-    limbs = [model.link_names[k] for k in range(1, model.nlinks)
-             if rigid[model.link_parent[k]] and not rigid[k] and moves[k]]
+    tops, rigid = limb_roots(model.link_parent, [False] + [c != FIXED for c in codes])
+    limbs = [model.link_names[k] for k in tops]
     mass = float(model.link_mass[rigid].sum())
     if len(limbs) < 2 or mass <= 0:
         return ()
@@ -589,5 +592,5 @@ def load(path: str | os.PathLike, **kwargs: Any) -> RobotModel:
     return RobotModel.from_urdf(path, **kwargs)
 
 
-__all__ = ["RobotModel", "ModelIssue", "Mimic", "spatial_inertia", "as_joint_array", "load",
+__all__ = ["RobotModel", "ModelIssue", "Mimic", "spatial_inertia", "as_joint_array", "load", "limb_roots",
            "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "GRAVITY"]

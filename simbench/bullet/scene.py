@@ -41,7 +41,7 @@ import pybullet as p
 
 from .._quiet import filtered_stdout
 from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, shown_path
-from ..model import GRAVITY
+from ..model import GRAVITY, limb_roots
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
 from . import scene_schema as schema
@@ -122,18 +122,9 @@ class BodySpec:
         if p.getDynamicsInfo(body, -1, physicsClientId=client)[0] <= 0:
             return                   # a massless base is static in PyBullet: it does not fall
         infos = [p.getJointInfo(body, j, physicsClientId=client) for j in range(p.getNumJoints(body, physicsClientId=client))]
-        parent = [info[16] for info in infos]          # parents before children (PyBullet's order)
-        fixed = [info[2] == p.JOINT_FIXED for info in infos]
-        rigid = {-1: True}                              # the root and the links welded to it
-        for j in range(len(infos)):
-            rigid[j] = rigid[parent[j]] and fixed[j]
-
-        def limb(j: int) -> int:                        # the first link of j's limb
-            while not rigid[parent[j]]:
-                j = parent[j]
-            return j
-
-        limbs = {limb(j) for j in range(len(infos)) if not fixed[j]}
+        # PyBullet's link j is link j + 1 of a tree rooted at the base (parents come first)
+        limbs, _ = limb_roots([-1] + [info[16] + 1 for info in infos],
+                              [False] + [info[2] != p.JOINT_FIXED for info in infos])
         if len(limbs) == 1:
             logger.warning("body %r: fixed_base is not set, so its base is free and the arm falls "
                            "under gravity; set fixed_base = true to mount it (fixed_base = false "
