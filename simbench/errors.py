@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
-           "reason", "real_array", "outside_limits", "beyond_a_turn", "is_count", "nearest_hint", "as_rng"]
+           "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
 
@@ -190,14 +190,18 @@ def outside_limits(given: str, value: float, lo: float, hi: float, unit: str,
             f"closest valid value {min(max(value, lo), hi):.4g}")
 
 
+def in_degrees(angle: float) -> str:
+    """The reading of an angle given in degrees, for a hint: ``"90 degrees is 1.571 rad"``."""
+    return f"{angle:g} degrees is {math.radians(angle):.4g} rad"
+
+
 def beyond_a_turn(rpy: Sequence[float]) -> str:
     """``""``, or why roll pitch yaw ``rpy`` look like degrees: ``"90 rad is more than a turn;
     expected roll pitch yaw in radians (90 degrees is 1.571 rad)"`` (an angle beyond 2 pi)."""
     big = [float(x) for x in rpy if abs(float(x)) > 2 * math.pi]
     if not big:
         return ""
-    return (f"{big[0]:g} rad is more than a turn; expected roll pitch yaw in radians ({big[0]:g} "
-            f"degrees is {math.radians(big[0]):.4g} rad)")
+    return f"{big[0]:g} rad is more than a turn; expected roll pitch yaw in radians ({in_degrees(big[0])})"
 
 
 def is_count(value: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import URDFError, shown
+from .errors import URDFError, in_degrees, shown
 from .issues import ModelIssue
 from .model import (_NV, _TYPE_CODES, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
                     _free_root_issues, _frozen)
@@ -263,7 +263,7 @@ def _limit_issues(jt: Any, lo: float | None, hi: float | None, where: str,
             max(abs(lo), abs(hi)) > 2 * math.pi * (1 + 1e-4):
         far = hi if abs(hi) >= abs(lo) else lo
         issues.append(ModelIssue("limit_beyond_a_turn", where, f"limits [{lo:g}, {hi:g}] rad: more than "
-                                 f"a turn; degrees? ({far:g} degrees is {math.radians(far):.4g} rad)",
+                                 f"a turn; degrees? ({in_degrees(far)})",
                                  {"joint": jt.name, "lower": lo, "upper": hi}))
 
 

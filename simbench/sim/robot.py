@@ -18,8 +18,8 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
-from ..errors import (ShapeError, SimbenchError, UnknownNameError, finite_number, lookup, outside_limits,
-                      real_array, shown)
+from ..errors import (ShapeError, SimbenchError, UnknownNameError, finite_number, in_degrees, lookup,
+                      outside_limits, real_array, shown)
 from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
@@ -253,8 +253,7 @@ class Robot:
                 lo, hi, unit = self._limits[i]   # just past a limit is fine: the limit stops it)
                 if unit == "rad" and lo < hi and not lo <= v <= hi and abs(v) > 2 * math.pi:
                     raise SimbenchError("set_joint_targets: " + outside_limits(
-                        f"{self.joint_names[i]} = {v:g} (degrees? {v:g} degrees is "
-                        f"{math.radians(v):.4g} rad)", v, lo, hi, unit))
+                        f"{self.joint_names[i]} = {v:g} (degrees? {in_degrees(v)})", v, lo, hi, unit))
             qdv = self._velocities_for(sel, qd)
             mode, label = p.POSITION_CONTROL, "position"
         else:
