@@ -94,6 +94,8 @@ def _near(text: str, first: Path) -> list[str]:
         names, short = _bundled(prefix + ":", suffixes)
         found = dict.fromkeys(names[n] for n in closest(name, names, n=6))
         return [f"{prefix}:{short[p]}" for p in found][:3]
+    if first.suffix in _OTHER_SUFFIXES:   # a script: none is bundled; the checkout's scripts/
+        return _near_script(text, first)      # folder is looked in too
     near: list[str] = []
     folder = first.parent
     try:
@@ -103,8 +105,6 @@ def _near(text: str, first: Path) -> list[str]:
                     for n in closest(first.name, local)]
     except OSError:
         pass
-    if first.suffix in _OTHER_SUFFIXES:   # a script: none is bundled; the checkout's scripts/
-        return _near_script(text, first, near)   # folder is looked in too
     local = [(_likeness(first.name, Path(n).name), n) for n in near]
     best = max((score for score, _ in local), default=0.0)
     # a bundled file only when it is more alike than every local one ('modle.urdf' beside a
@@ -114,20 +114,20 @@ def _near(text: str, first: Path) -> list[str]:
     return [n for _, n in ranked][:3]
 
 
-def _near_script(text: str, first: Path, near: list[str]) -> list[str]:
+def _near_script(text: str, first: Path) -> list[str]:
     """Scripts named nearly ``text``: those beside it and in a ``scripts/`` folder there (run from
     a checkout, ``scenario_free_body.py`` is ``scripts/scenario_free_body.py``), by the likeness
     of their names without '.py' (on whole names, any two scripts were alike: 'script.py' was
     offered for 'scenario_computed_torque.py')."""
-    candidates = list(near)
-    folder = first.parent / "scripts"
-    try:
-        if folder.is_dir():
-            base = Path(text).parent
-            candidates += [str(base / "scripts" / p.name) if base != Path(".") else f"scripts/{p.name}"
-                           for p in folder.glob("*.py")]
-    except OSError:
-        pass
+    candidates: list[str] = []
+    base = Path(text).parent
+    for sub in ("", "scripts"):
+        try:
+            if (first.parent / sub).is_dir():
+                candidates += [str(base / sub / p.name) if base != Path(".") else str(Path(sub) / p.name)
+                               for p in (first.parent / sub).glob("*.py")]
+        except OSError:
+            pass
     scored = sorted(((_likeness(first.name, Path(c).name), c) for c in candidates), key=lambda x: -x[0])
     return [c for score, c in scored if score >= SCRIPT_LIKENESS][:3]
 
