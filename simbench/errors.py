@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
-           "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "is_count", "nearest_hint", "as_rng"]
+           "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
 
@@ -202,6 +202,24 @@ def beyond_a_turn(rpy: Sequence[float]) -> str:
     if not big:
         return ""
     return f"{big[0]:g} rad is more than a turn; expected roll pitch yaw in radians ({in_degrees(big[0])})"
+
+
+def degrees_hint(q: "np.ndarray", names: Sequence[str], lo: "np.ndarray", hi: "np.ndarray") -> str:
+    """``""``, or one line on the first joint value of ``q`` (..., n) beyond a turn and outside
+    its limits [lo, hi] rad (per column; -inf, inf for joints not judged): an angle that looks
+    like degrees. ``"joint 'j2' = 90 rad: beyond a turn and outside its limits [-2.094, 2.094]
+    rad (degrees? 90 degrees is 1.571 rad)"``, with how many of a batch's configurations hold one."""
+    import numpy as np
+
+    bad = (np.abs(q) > 2 * math.pi) & ((q < lo) | (q > hi))
+    if not bad.any():
+        return ""
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    col, v = where[-1], float(q[where])
+    rows = bad.reshape(-1, bad.shape[-1]).any(axis=1)
+    many = f" in {int(rows.sum()):,} of {rows.size:,} configurations" if q.ndim > 1 else ""
+    return (f"joint {names[col]!r} = {v:g} rad{many}: beyond a turn and outside its limits "
+            f"[{lo[col]:.4g}, {hi[col]:.4g}] rad (degrees? {in_degrees(v)})")
 
 
 def is_count(value: Any) -> bool:

@@ -206,13 +206,7 @@ class CollisionDetector:
                 if bases and self.nq != self.dof else ""
             raise ShapeError(f"{name} has shape {arr.shape}; expected ({self.dof},) or (N, {self.dof}) "
                              f"with joints in order {list(self.joint_names)}{also}")
-        if not np.isfinite(arr).all():
-            bad = np.argwhere(~np.isfinite(arr))[0]
-            col = int(bad[-1])
-            hit = np.flatnonzero(self._bases.joint_cols == col) if full else [col]
-            what = f"joint {self.joint_names[hit[0]]!r}" if len(hit) else "a base pose"
-            raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                             f"{tuple(int(i) for i in bad)} ({what})")
+        self._plan.check_values(arr, name, self._bases.joint_cols if full else None)
         return arr
 
     def set_configuration(self, q: Any) -> None:
@@ -324,6 +318,7 @@ class CollisionDetector:
             ql = q.tolist()  # fast path for one configuration: same loop, lighter checks
             total = sum(ql)
             if total - total == 0.0:  # all finite
+                self._plan.turned(ql)
                 pairs = self._search.get(md)
                 if pairs is None:
                     if len(self._search) > 32:
@@ -403,6 +398,7 @@ class CollisionDetector:
             ql = q.tolist()
             total = sum(ql)
             if total - total == 0.0:
+                self._plan.turned(ql)
                 try:
                     with self._lock:
                         self._prepare()

@@ -3,28 +3,33 @@ sets (and in which order), which pairs are checked (names resolved to body ids a
 indices, disabled pairs and PyBullet's collision filters applied, padding per link)."""
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pybullet as p
 
-from ..errors import (SceneError, ShapeError, SimbenchError, UnknownNameError, finite_number, real_array, reason,
-                      shown)
+from ..errors import (SceneError, ShapeError, SimbenchError, UnknownNameError, degrees_hint, finite_number,
+                      real_array, reason, shown)
 from .collision_filters import FilterRule
 from .collision_kernels import WholeBody
 from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
-from .collision_world import RawScene, facts, is_server_pair
+from .collision_world import RawScene, facts, is_server_pair, turn_limits
 from .scene import LoadedBody, LoadedScene
+
+logger = logging.getLogger(__name__)
+TURN = 2 * math.pi
 
 
 @dataclass(frozen=True)
 class Plan:
     """What a detector queries. ``poses``: per robot (body id, joint indices, start, stop) with
     ``q[start:stop]`` its joints; ``pair_args``: the kernels' pair tuples; ``pair_links``: per
-    pair ((body id, link indices), (body id, link indices)); ``body_ids``: every body named."""
+    pair ((body id, link indices), (body id, link indices)); ``body_ids``: every body named;
+    ``lo``, ``hi``: per column of q, the limits judged by :func:`~simbench.errors.degrees_hint`."""
 
     robots: tuple[str, ...]
     robot_bodies: tuple[LoadedBody, ...]
@@ -34,10 +39,40 @@ class Plan:
     pair_links: list[tuple[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]]]]
     pair_args: tuple[tuple, ...]
     body_ids: dict[str, int]
+    lo: np.ndarray
+    hi: np.ndarray
+    said: list[str] = field(default_factory=list)   # the degrees line, once said
 
     @property
     def dof(self) -> int:
         return len(self.joint_names)
+
+    def check_values(self, arr: np.ndarray, name: str, cols: np.ndarray | None = None) -> None:
+        """Refuse a non-finite value of ``arr`` (..., dof; or more columns, the joints' at
+        ``cols``), and say once a joint angle that looks like degrees (:meth:`judge_turns`)."""
+        if not np.isfinite(arr).all():
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            col = int(bad[-1])
+            hit = np.flatnonzero(cols == col) if cols is not None else [col]
+            what = f"joint {self.joint_names[hit[0]]!r}" if len(hit) else "a base pose"
+            raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
+                             f"{tuple(int(i) for i in bad)} ({what})")
+        if not self.said:
+            self.judge_turns(arr if cols is None else arr[..., cols], name)
+
+    def turned(self, q: list[float]) -> None:
+        """:meth:`judge_turns` for one configuration as a list (the fast paths: two comparisons)."""
+        if not self.said and q and (max(q) > TURN or min(q) < -TURN):
+            self.judge_turns(np.array(q), "q")
+
+    def judge_turns(self, q: np.ndarray, name: str) -> None:
+        """Log once per detector a joint value beyond a turn and outside its limits: degrees given
+        for radians, most likely. The query is answered as given (a configuration outside the
+        limits is a fair question)."""
+        hint = degrees_hint(q, self.joint_names, self.lo, self.hi)
+        if hint:
+            self.said.append(hint)
+            logger.warning("%s: %s; answered as radians (said once per detector)", name, hint)
 
     def from_mapping(self, q: Mapping, name: str, current: Callable[[], np.ndarray]) -> np.ndarray:
         """A ``q`` given as a mapping as one array in :attr:`joint_names` order: robot name ->
@@ -105,6 +140,9 @@ class _Resolver:
             joint_names += [n if len(names) == 1 else f"{rb.name}/{n}" for n in rb.movable_names]
             start = stop
         self.poses, self.joint_names = tuple(poses), tuple(joint_names)
+        turns = [turn_limits(rb) for rb in self.robot_bodies]
+        self.lo = np.concatenate([lo for lo, _ in turns]) if turns else np.zeros(0)
+        self.hi = np.concatenate([hi for _, hi in turns]) if turns else np.zeros(0)
 
     @property
     def bodies(self) -> dict[str, int]:
@@ -145,7 +183,7 @@ class _Resolver:
         body_ids = {o.body: self.bodies[o.body] for pr in keep for o in pr}
         body_ids.update({rb.name: rb.id for rb in self.robot_bodies})
         return Plan(self.robots, self.robot_bodies, self.poses, self.joint_names, keep, links, tuple(args),
-                    body_ids)
+                    body_ids, self.lo, self.hi)
 
     def links_of(self, body: str, link: int) -> list[int]:
         if link != -2:

@@ -163,6 +163,17 @@ def link_limits(body: LoadedBody) -> tuple[list[float], list[float]]:
     return lo, hi
 
 
+def turn_limits(body: LoadedBody) -> tuple[np.ndarray, np.ndarray]:
+    """Per movable joint of ``body`` (file order), the limits [lo, hi] rad of a limited revolute
+    joint, (-inf, inf) for the others: what :func:`~simbench.errors.degrees_hint` judges."""
+    f = facts(body)
+    lims = [(f.joints[j].lower_limit, f.joints[j].upper_limit) for j in body.movable_indices]
+    rev = [f.joints[j].type == p.JOINT_REVOLUTE and a < b for j, (a, b) in zip(body.movable_indices, lims)]
+    lo = np.array([a if r else -np.inf for (a, _), r in zip(lims, rev)], dtype=float)
+    hi = np.array([b if r else np.inf for (_, b), r in zip(lims, rev)], dtype=float)
+    return lo, hi
+
+
 class FloatingBases:
     """The base poses a detector's ``q`` may carry for robots whose scene leaves the base free
     (``fixed_base = false``): per robot, in the detector's robot order, ``[x, y, z, qx, qy, qz,

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError, shown, shown_path
+from ..errors import SimbenchError, degrees_hint, shown, shown_path
 from ..paths import resolve_path
 from .jobs import Chunk, JobSpec, file_entry, labelled, scalar
 from .sampling import check_seed, config_path, file_rows, read_rows, uniform
@@ -199,6 +199,9 @@ def _nothing_left(loaded: Any, which: str) -> str:
     return "; ".join(parts)
 
 
+DEGREES_ROWS = 100_000
+
+
 def _as_json(obj: Any) -> list:
     return [obj.body, obj.link]
 
@@ -210,7 +213,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     from .._quiet import import_pybullet
     from ..bullet.collision import CollisionDetector
     from ..bullet.collision_setup import check_distance
-    from ..bullet.collision_world import link_limits
+    from ..bullet.collision_world import link_limits, turn_limits
     from ..bullet.scene import Scene
     from .jobs import check_count
 
@@ -247,6 +250,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
             raise SimbenchError(f"scene {shown_path(targets[0])}: expected one robot with movable joints, got {list(det.robots)}")
         joints = list(det.joint_names)
         low, high = link_limits(det.robot_body)
+        turns = turn_limits(det.robot_body)
         files = [file_entry("scene", path)] + [file_entry(f"urdf:{b.name}", b.path) for b in scene.bodies]
         kept = [[_as_json(a), _as_json(b)] for a, b in det.pairs]
         kept_disabled = [[_as_json(a), _as_json(b)] for a, b in disabled]
@@ -265,6 +269,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         if n > rows:
             raise SimbenchError(f"samples = {n} but configuration file {shown_path(configs)} has {rows} rows")
         sampler: dict[str, Any] = {"kind": "file"}
+        notes += _degrees_note(config_file, configs, joints, rows, turns)
         seed_v = None
     else:
         if samples is None:
@@ -282,6 +287,17 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
                ("max_distance", md), ("margin", mg), ("witness", bool(witness)), ("sampler", sampler))
     chunk = check_count(DEFAULT_CHUNK if chunk_size is None else chunk_size, "chunk_size")
     return JobSpec("collision", n, chunk, seed_v, tuple(arrays), tuple(files), options, notes=notes)
+
+
+def _degrees_note(path: Any, shown_as: Any, joints: list[str], rows: int, turns: tuple) -> tuple[str, ...]:
+    """The line saying that a configuration file's angles look like degrees (its first
+    DEGREES_ROWS rows judged by :func:`~simbench.errors.degrees_hint`), or nothing."""
+    head = min(rows, DEGREES_ROWS)
+    hint = degrees_hint(read_rows(path, joints, 0, head), joints, *turns)
+    if not hint:
+        return ()
+    part = f" (its first {head:,} rows checked)" if head < rows else ""
+    return (f"configuration file {shown_path(shown_as)}{part}: {hint}; swept as radians",)
 
 
 class CollisionRunner:
@@ -304,6 +320,7 @@ class CollisionRunner:
             if [[_as_json(a), _as_json(b)] for a, b in self.det.pairs] != spec.option("pairs") \
                     or list(self.det.joint_names) != spec.option("joints"):
                 raise SimbenchError("the scene resolves to other pairs or joints in this worker than in the driver")
+            self.det._plan.said.append("the driver's")   # it judged the units of the rows: one line, not one per worker
             self.configs = spec.path("configs") if spec.option("sampler")["kind"] == "file" else None
             self._rows: np.ndarray | None = None
         except BaseException:
