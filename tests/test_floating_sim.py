@@ -99,6 +99,40 @@ def test_model_state_against_direct_pybullet_calls(name, scale):
     assert cases == 10
 
 
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_model_state_gives_back_the_quaternion_set_and_no_sign_jumps(name):
+    """A rotation has two quaternions and PyBullet answers either (measured: the other one for
+    101 of 200 random quaternions written to a1). set_model_state(q) then model_state() gives
+    q's own quaternion back, whichever hemisphere; along a tumbling fall, each reported
+    quaternion is the rotation PyBullet holds (getBasePositionAndOrientation composed with the
+    inverse of the local inertial frame, here) and no two in a row are opposite."""
+    rng = np.random.default_rng(7)
+    with simbench.Simulation(scene(ROBOTS[name]), gui=False) as sim:
+        robot, model = sim.robot, sim.model
+        info = dynamics_info(robot.id, -1, sim.client)
+        R_in = rot(info.local_inertial_orientation)
+        negative_w = 0
+        for _ in range(100):
+            q, v = random_state(model, rng)
+            negative_w += q[6] < 0
+            robot.set_model_state(q, v)
+            np.testing.assert_allclose(robot.model_state()[0][3:7], q[3:7], atol=TOL)
+        assert 30 < negative_w < 70      # both hemispheres were written
+        q, v = random_state(model, rng)
+        v[3:6] = [3.0, -2.0, 4.0]        # a fast tumble: the quaternion goes around
+        robot.set_model_state(q, v)
+        last, turned = robot.model_state()[0][3:7], 0.0
+        for _ in range(600):
+            sim.step()
+            quat = robot.model_state()[0][3:7]
+            _, orn = p.getBasePositionAndOrientation(robot.id, physicsClientId=sim.client)
+            np.testing.assert_allclose(rot(quat), rot(orn) @ R_in.T, atol=TOL)
+            assert quat @ last > 0.9, (last, quat)
+            turned += np.arccos(min(1.0, abs(quat @ last))) * 2
+            last = quat
+        assert turned > 2 * np.pi        # more than a full turn: a sign flip had its chances
+
+
 def test_sim_model_follows_fixed_base():
     """fixed_base = false: free-flyer model with the world's gravity; true: the welded model with
     gravity in the (rotated) base frame, joints only in model_state."""

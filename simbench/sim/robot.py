@@ -75,6 +75,7 @@ class Robot:
         self.initial_q = np.array([float(spec_joints.get(n, 0.0)) for n in self.joint_names])
         #: the base's centre of mass in the base link frame (PyBullet's local inertial frame)
         self._base_com = np.array(dynamics_info(body.id, -1, self._client).local_inertial_position, dtype=float)
+        self._quat = np.array([0.0, 0.0, 0.0, 1.0])   # the base quaternion last set or reported
 
     @property
     def _client(self) -> int:
@@ -140,11 +141,15 @@ class Robot:
         PyBullet places and reports the base by its inertial (COM) frame with world-frame COM
         velocities; with ``R`` the base link orientation and ``c`` the COM in the base link frame,
         ``w = R^T w_world`` and ``v = R^T (v_com - w_world x R c)`` (rigid-body velocity transfer,
-        Lynch & Park, *Modern Robotics*, section 3.3)."""
+        Lynch & Park, *Modern Robotics*, section 3.3). Of the two quaternions of the base's
+        orientation, ``q`` holds the one nearer the last set or reported (PyBullet may answer
+        either): :meth:`set_model_state` then ``model_state()`` gives q back, and a trajectory's
+        quaternions do not jump sign."""
         q, qd = self.state()
         if not self.floating:
             return q, qd
         pos, quat = base_link_pose(self._client, self.id)
+        self._quat = quat = -quat if quat @ self._quat < 0 else quat
         v_com, w_world = (np.array(x, dtype=float) for x in p.getBaseVelocity(self.id, physicsClientId=self._client))
         R = _rotation(quat)
         v_origin = v_com - np.cross(w_world, R @ self._base_com)
@@ -167,7 +172,8 @@ class Robot:
             if not np.linalg.norm(quat) > 0:
                 raise ShapeError(f"set_model_state: base quaternion q[3:7] = {quat.tolist()}; expected a "
                                  f"non-zero quaternion (x, y, z, w)")
-            R = _rotation(quat / np.linalg.norm(quat))
+            self._quat = quat / np.linalg.norm(quat)
+            R = _rotation(self._quat)
             w_world = R @ vv[3:6]
             v_com = R @ vv[:3] + np.cross(w_world, R @ self._base_com)
             set_base_pose(self._client, self.id, qv[:3], quat, v_com, w_world)
