@@ -10,7 +10,8 @@ with one line naming the file and the element (:meth:`simbench.urdf_source.UrdfS
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,4 +73,27 @@ class ModelIssue:
         return f"{self.kind}: {self.element}: {self.message}"
 
 
-__all__ = ["ModelIssue", "KINDS", "REFUSED_BY_PYBULLET"]
+    @property
+    def unphysical(self) -> bool:
+        """True for a negative mass, or a principal moment of inertia below zero by more than
+        rounding (1e-9 of the largest; a point mass's zeros are fine): no body has them, and
+        the dynamics computed with them are not a body's (M(q) may be indefinite or singular)."""
+        if self.kind == "nonpositive_mass":
+            return self.data.get("mass", 0.0) < 0
+        if self.kind == "inertia_not_positive_definite":
+            moments = self.data.get("principal", [0.0])
+            return min(moments) < -1e-9 * max(abs(x) for x in moments)
+        return False
+
+
+def say_unphysical(label: str, issues: Sequence[ModelIssue]) -> None:
+    """Log one warning line naming the :attr:`ModelIssue.unphysical` issues of a file just
+    loaded (they stay in ``model.issues`` and ``simbench info``); nothing when there are none."""
+    bad = [f"{i.element}: {i.message}" for i in issues if i.unphysical]
+    if bad:
+        logging.getLogger(__name__).warning(
+            "%s: %s; dynamics computed with %s are not physical (simbench info lists the file's issues)",
+            label, "; ".join(bad), "it" if len(bad) == 1 else "them")
+
+
+__all__ = ["ModelIssue", "KINDS", "REFUSED_BY_PYBULLET", "say_unphysical"]

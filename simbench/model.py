@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import ShapeError, SimbenchError, as_rng, is_count, lookup, nearest_hint, real_array, reason, shown
-from .issues import ModelIssue
+from .issues import ModelIssue, say_unphysical
 from .model_checks import checked_changes
 
 if TYPE_CHECKING:
@@ -138,6 +138,7 @@ class RobotModel:
         if not isinstance(floating_base, (bool, np.bool_)):   # "no" would be truthy: a floating base
             raise SimbenchError(f"floating_base = {shown(floating_base)}; expected True or False")
         model = cls.from_source(load_source(path, package_map=package_map, xacro_args=xacro_args))
+        say_unphysical(model.source, model.issues)
         return model.with_floating_base() if floating_base else model
 
     @classmethod
@@ -147,7 +148,9 @@ class RobotModel:
         from .urdf_source import source_from_string
 
         source = source or (f"<string in {base_dir}>" if base_dir else "<string>")
-        return cls.from_source(source_from_string(xml, base_dir=base_dir, spec=source))
+        model = cls.from_source(source_from_string(xml, base_dir=base_dir, spec=source))
+        say_unphysical(model.source, model.issues)
+        return model
 
     @classmethod
     def from_source(cls, src: "UrdfSource") -> "RobotModel":

@@ -120,6 +120,65 @@ def test_issues_name_the_link_and_numbers():
                                                         if i.kind == "missing_inertial"}
 
 
+TWO_LINKS = """<robot name="pair">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="arm"><inertial><mass value="{mass}"/>
+    <inertia ixx="{ixx}" iyy="0.02" izz="0.02" ixy="{ixy}" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.mark.parametrize("mass, ixx, ixy, said", [
+    ("-0.3", "0.02", "0", "link 'arm': mass -0.3 kg"),
+    ("2", "-0.01", "0", "link 'arm': principal moments [-0.01, 0.02, 0.02]"),
+    ("2", "0.02", "0.05", "link 'arm': principal moments [-0.03"),   # each moment positive, not the tensor
+    ("0", "0", "0", None),                    # a massless link: fine
+    ("2", "0", "0", None),                    # a point mass (zeros), iyy = izz = 0.02 only
+    ("2", "0.02", "0", None)])
+def test_a_negative_mass_or_moment_is_said_when_loaded(caplog, tmp_path, mass, ixx, ixy, said):
+    """One warning line at load naming the link and the numbers (eigenvalues checked here with
+    numpy); the model still loads and keeps the issue."""
+    import logging
+
+    inertia = np.array([[float(ixx), float(ixy), 0], [float(ixy), 0.02, 0], [0, 0, 0.02]])
+    negative = float(mass) < 0 or np.linalg.eigvalsh(inertia)[0] < 0
+    assert negative == (said is not None)
+    (tmp_path / "pair.urdf").write_text(TWO_LINKS.format(mass=mass, ixx=ixx, ixy=ixy))
+    for load in (lambda: RobotModel.from_urdf(tmp_path / "pair.urdf"),
+                 lambda: RobotModel.from_urdf_string(TWO_LINKS.format(mass=mass, ixx=ixx, ixy=ixy))):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="simbench"):
+            m = load()
+        lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert m.dof == 1
+        if said is None:
+            assert lines == []
+        else:
+            assert len(lines) == 1 and said in lines[0] and "are not physical" in lines[0], lines
+
+
+def test_no_pybullet_data_file_is_said_unphysical(caplog):
+    """Of PyBullet's robots none has a negative mass; one (biped2d) has a principal moment of
+    -1.4e-17 (rounding of a rotated inertia), which is not said."""
+    import logging
+
+    files = [f for f in _corpus() if os.path.relpath(f, DATA) not in NOT_URDF]
+    loaded = 0
+    with caplog.at_level(logging.WARNING, logger="simbench"):
+        for f in files:
+            try:
+                RobotModel.from_urdf(f)
+            except URDFError:
+                continue
+            loaded += 1
+    assert loaded > 1000
+    assert [r.getMessage() for r in caplog.records if "not physical" in r.getMessage()] == []
+    m = RobotModel.from_urdf("pybullet_data:biped/biped2d_pybullet.urdf")
+    tiny = [i for i in m.issues if i.kind == "inertia_not_positive_definite"]
+    assert tiny and -1e-16 < min(tiny[0].data["principal"]) < 0
+
+
 # ---------------------------------------------------------------------------- error paths
 ARM = """<robot name="bad">{links}{joints}</robot>"""
 LINK = '<link name="{}"/>'

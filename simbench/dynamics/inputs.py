@@ -258,8 +258,7 @@ def inertia_faults(model: RobotModel) -> str:
         parts.append(f"negative mass: {', '.join(negative)}")
     indefinite = [f"{i.data.get('link')!r} (principal moments "
                   f"{[float(f'{x:.3g}') for x in i.data.get('principal', [])]})"
-                  for i in model.issues if i.kind == "inertia_not_positive_definite"
-                  and min(i.data.get("principal", [0.0])) < 0]      # a point mass (zeros) is fine
+                  for i in model.issues if i.kind == "inertia_not_positive_definite" and i.unphysical]
     if indefinite:
         parts.append(f"a negative principal moment of inertia: {', '.join(indefinite)}")
     return "".join(f"; {p}" for p in parts)
