@@ -117,8 +117,11 @@ class RobotModel:
     #: ``gravity=`` is given. A body mounted with a rotation R carries ``R^T g_world``.
     gravity: tuple[float, float, float] = GRAVITY
     #: True: the root link is attached to the world by a free-flyer joint (6 DOF; q and v start
-    #: with the base's 7 and 6 entries); False: the root is welded to the world origin.
+    #: with the base's 7 and 6 entries); False: the root is welded to the world at root_pose.
     floating_base: bool = False
+    #: world pose (4, 4) of a welded root (None: the origin), as ``sim.model`` of a body mounted
+    #: in a scene: the kinematics' world (:mod:`simbench.dynamics.kinematics`, ``f_ext``)
+    root_pose: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ constructors
@@ -308,7 +311,7 @@ class RobotModel:
             return self
         issues = tuple(i for i in self.issues if i.kind != "free_root") if floating else \
             self.issues + _free_root_issues(self)
-        return self.replace(floating_base=bool(floating), issues=issues)
+        return self.replace(floating_base=bool(floating), issues=issues, root_pose=None)
 
     # ------------------------------------------------------------------ modified copies
     def with_link_inertial(self, link: str, *, mass: float | None = None,
@@ -430,9 +433,8 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
     size, labels = (model.nq, model.q_labels) if space == "q" else (model.nv, model.v_labels)
     if isinstance(value, Mapping):
         if size != len(model.joint_names):
-            raise ShapeError(f"{name} given by joint name, but {model.name!r} has a floating base "
-                             f"or spherical joints; give an array of {size} values in the order "
-                             f"{list(labels)}")
+            raise ShapeError(f"{name} given by joint name, but {model.name!r} has a floating base or spherical "
+                             f"joints; give an array of {size} values in the order {list(labels)}")
         unknown = [k for k in value if k not in model.joint_names]
         if unknown:
             model.joint_index(unknown[0])  # raises with close matches
@@ -446,9 +448,7 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
     except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: an int beyond float64
         raise ShapeError(f"{name} must be numbers, got {shown(value)} ({reason(exc)})") from None
     if arr.ndim == 0 or arr.shape[-1] != size:
-        raise ShapeError(
-            f"{name} has shape {arr.shape}; expected (..., {size}) with joints in order "
-            f"{list(labels)}")
+        raise ShapeError(f"{name} has shape {arr.shape}; expected (..., {size}) with joints in order {list(labels)}")
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "

@@ -37,8 +37,28 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
             near = closest(str(key), names, n=1)
             hint = f"did you mean {near[0]!r}?" if near else f"expected a field of RobotModel: {', '.join(names)}"
             raise SimbenchError(f"replace() got {shown(key)}; {hint}")
-        out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else value
+        out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else \
+            _root_pose(value) if key == "root_pose" else value
     return out
+
+
+def _root_pose(value: Any) -> np.ndarray | None:
+    """``root_pose``: None, or a (4, 4) rigid transform (a rotation, a translation, last row
+    0 0 0 1), as a float array."""
+    if value is None:
+        return None
+    try:
+        T = real_array(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ShapeError(f"root_pose = {shown(value)}; expected a (4, 4) rigid transform ({reason(exc)})") from None
+    if T.shape != (4, 4):
+        raise ShapeError(f"root_pose has shape {T.shape}; expected a (4, 4) rigid transform, or None")
+    R = T[:3, :3]
+    if not np.isfinite(T).all() or not np.allclose(T[3], [0, 0, 0, 1]) \
+            or not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+        raise ShapeError(f"root_pose = {shown(value)}; expected a (4, 4) rigid transform: a rotation "
+                         f"(R R^T = 1, det R = 1) and a translation, last row 0 0 0 1, or None")
+    return T
 
 
 def _per_joint(model: Any, key: str, value: Any, changes: dict[str, Any]) -> np.ndarray:

@@ -49,6 +49,11 @@ BAD_REPLACE = [
     (dict(joint_lower=np.nan), ShapeError, "joint_lower = nan; expected a number (-inf/inf: no limit)"),
     (dict(joint_effort=-1), ShapeError,
      "joint_effort = -1.0; expected a number >= 0 (inf: no limit) (did you mean 0.0?)"),
+    (dict(root_pose=np.eye(3)), ShapeError, "root_pose has shape (3, 3); expected a (4, 4) rigid transform, or None"),
+    (dict(root_pose=np.diag([1.0, 1.0, -1.0, 1.0])), ShapeError,
+     "root_pose = array([[ 1., 0., 0., 0.], [ 0., 1., 0., 0.], [ 0., 0., -1., 0.], [ 0., 0., 0., 1.]], "
+     "shape=(4, 4)); expected a (4, 4) rigid transform: a rotation (R R^T = 1, det R = 1) and a translation, "
+     "last row 0 0 0 1, or None"),
     (dict(joint_dampng=D), SimbenchError, "replace() got 'joint_dampng'; did you mean 'joint_damping'?"),
     (dict(joint_Friction=D), SimbenchError, "replace() got 'joint_Friction'; did you mean 'joint_friction'?"),
 ]
@@ -63,7 +68,7 @@ def test_bad_replace_arguments_are_one_line_each():
         assert str(info.value) == message, changes
         assert "\n" not in str(info.value)
         compared += 1
-    assert compared == len(BAD_REPLACE) == 16
+    assert compared == len(BAD_REPLACE) == 18
 
 
 FLAG = "expected True or False, whether to add the model's"

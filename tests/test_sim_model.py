@@ -114,3 +114,100 @@ def test_scaled_prismatic_limits_follow_pybullet(direct_client):
 def test_bad_scale_is_refused(bad):
     with pytest.raises(SimbenchError, match=r"scale = .*expected a finite positive number"):
         RobotModel.from_urdf(KUKA).scaled(bad)
+
+
+# ---------------------------------------------------------------------------- kinematics in the world
+def rpy_matrix(r, p_, y):
+    """R = Rz(y) Ry(p) Rx(r), the URDF / scene convention, in closed form."""
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p_), math.sin(p_), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+MOUNTS = {"wall": ([0.0, 0.0, 1.0], (math.pi / 2, 0.0, 0.0)),
+          "tilted, yawed, offset": ([0.4, -0.3, 0.2], (0.3, -0.5, 0.7))}
+
+
+@pytest.mark.parametrize("mount", list(MOUNTS))
+def test_kinematics_of_a_mounted_model_are_in_the_world(mount):
+    """link_pose, link_jacobian, center_of_mass and f_ext of sim.model speak the world, as the
+    docs say, for a fixed base mounted anywhere (before, they were in the base frame: link 7 at
+    z = 1.261 where PyBullet had y = -1.261). Oracles: Pinocchio's oMf and LOCAL_WORLD_ALIGNED
+    frame Jacobian of the same file, placed by the scene's pose written in closed form here,
+    PyBullet's getLinkState, and pin.rnea with the wrench turned into the link's own frame."""
+    from _dyn_helpers import require
+
+    pin = require("pinocchio")
+    from simbench.dynamics import center_of_mass, link_jacobian, link_pose
+    from simbench.oracles.pinocchio import PinocchioMap
+
+    position, rpy = MOUNTS[mount]
+    T0 = np.eye(4)
+    T0[:3, :3], T0[:3, 3] = rpy_matrix(*rpy), position
+    scene = {"gravity": [0, 0, -9.81], "body": [{"name": "robot", "urdf": KUKA, "fixed_base": True,
+                                                 "position": position, "orientation": list(rpy)}]}
+    pm = pin.buildModelFromUrdf(str(simbench.paths.resolve_path(KUKA)))
+    pd = pm.createData()
+    rng = np.random.default_rng(3)
+    cases = 0
+    with simbench.Simulation(scene, gui=False) as sim:
+        model, robot = sim.model, sim.robot
+        mp = PinocchioMap(model, pm)
+        pm.gravity.linear = np.array(model.gravity)          # the root frame's, R^T g
+        for _ in range(5):
+            q = rng.uniform(-1.5, 1.5, 7)
+            robot.reset(q)
+            qp = mp.q(q)
+            pin.forwardKinematics(pm, pd, qp)
+            pin.updateFramePlacements(pm, pd)
+            for link in ("lbr_iiwa_link_0", "lbr_iiwa_link_3", "lbr_iiwa_link_7"):
+                fid = pm.getFrameId(link)
+                oMf = T0 @ pd.oMf[fid].homogeneous
+                np.testing.assert_allclose(link_pose(model, q, link), oMf, atol=1e-12)
+                if link != "lbr_iiwa_link_0":   # PyBullet's world frame of the link (float precision)
+                    state = p.getLinkState(robot.id, robot.body.link_index(link), computeForwardKinematics=True,
+                                           physicsClientId=sim.client)
+                    np.testing.assert_allclose(link_pose(model, q, link)[:3, 3], state[4], atol=1e-6)
+                J = pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL_WORLD_ALIGNED) @ mp.P
+                R0 = T0[:3, :3]
+                np.testing.assert_allclose(link_jacobian(model, q, link), np.vstack([R0 @ J[3:], R0 @ J[:3]]), atol=1e-12)
+                cases += 1
+            np.testing.assert_allclose(center_of_mass(model, q), T0[:3, :3] @ pin.centerOfMass(pm, pd, qp) + T0[:3, 3],
+                                       atol=1e-12)
+            # a world wrench [torque, force] on link 7, about its origin
+            from simbench.dynamics import inverse_dynamics
+
+            w = rng.normal(size=6)
+            R7 = T0[:3, :3] @ pd.oMf[pm.getFrameId("lbr_iiwa_link_7")].rotation
+            fext = [pin.Force.Zero() for _ in range(pm.njoints)]
+            fext[pm.getJointId("lbr_iiwa_joint_7")] = pin.Force(R7.T @ w[3:], R7.T @ w[:3])
+            qd, qdd = rng.normal(size=7), rng.normal(size=7)
+            tau = mp.back(pin.rnea(pm, pd, qp, mp.v(qd), mp.v(qdd), fext))
+            np.testing.assert_allclose(inverse_dynamics(model, q, qd, qdd, f_ext={"lbr_iiwa_link_7": w}), tau,
+                                       atol=1e-10)
+            np.testing.assert_allclose(inverse_dynamics(model, q[None], qd[None], qdd[None],
+                                                        f_ext={"lbr_iiwa_link_7": w[None]})[0], tau, atol=1e-10)
+    assert cases == 15
+
+
+def test_sim_model_follows_a_moved_fixed_base():
+    """set_pose on a fixed base: sim.model is placed where the base now is (PyBullet's
+    getLinkState), and stays the same object while the base stays."""
+    from simbench.dynamics import link_pose
+
+    with simbench.Simulation(kuka_scene(), gui=False) as sim:
+        first = sim.model
+        assert sim.model is first
+        q = np.array([0.2, 0.4, 0.0, -0.8, 0.3, 0.5, 0.0])
+        sim.robot.reset(q)
+        sim.set_pose("robot", [1.0, 2.0, 0.5], p.getQuaternionFromEuler([0.0, 0.4, 1.2]))
+        moved = sim.model
+        assert moved is not first and sim.model is moved
+        for link in ("lbr_iiwa_link_2", "lbr_iiwa_link_7"):
+            state = p.getLinkState(sim.robot.id, sim.robot.body.link_index(link), computeForwardKinematics=True,
+                                   physicsClientId=sim.client)
+            np.testing.assert_allclose(link_pose(moved, q, link)[:3, 3], state[4], atol=1e-6)
+            R = np.array(p.getMatrixFromQuaternion(state[5])).reshape(3, 3)
+            np.testing.assert_allclose(link_pose(moved, q, link)[:3, :3], R, atol=1e-6)
+        np.testing.assert_allclose(moved.gravity, moved.root_pose[:3, :3].T @ [0, 0, -9.81], atol=1e-12)

@@ -32,7 +32,6 @@ import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -284,11 +283,15 @@ class LoadedBody:
         loaded without a scene spec counts as fixed."""
         return self.spec is None or bool(self.spec.fixed_base)
 
-    @cached_property
+    @property
     def model(self):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it
-        (:meth:`posed_model`)."""
-        return self.posed_model()
+        (:meth:`posed_model`), built once and again when a fixed base has been moved."""
+        pose = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client) if self.fixed_base else None
+        kept = self.__dict__.get("_model")
+        if kept is None or kept[0] != pose:
+            self.__dict__["_model"] = kept = (pose, self.posed_model())
+        return kept[1]
 
     def posed_model(self, pybullet_inertials: bool = True):
         """Our :class:`~simbench.model.RobotModel` of this body as PyBullet simulates it: the
@@ -298,8 +301,9 @@ class LoadedBody:
         inequality: zero rotational inertia; :mod:`simbench.bullet.inertials`), scaled like
         ``globalScaling`` (:meth:`~simbench.model.RobotModel.scaled`, the scene's ``scale``).
 
-        * ``fixed_base = true``: gravity in the base link frame, ``g_base = R^T g_world``, where
-          ``R`` is the base link's world orientation and ``g_world`` the gravity set on the
+        * ``fixed_base = true``: the root welded at the base link's world pose ``(R, p)``
+          (``root_pose``: link poses, Jacobians and ``f_ext`` in the world) and gravity in the
+          base link frame, ``g_base = R^T g_world``, with ``g_world`` the gravity set on the
           body's server (the scene's ``gravity``): exact at any mount (a wall, upside down).
         * ``fixed_base = false``: a floating base (free-flyer root, ``nq = 7 + n``,
           ``nv = 6 + n``) with the world's gravity; the base pose and twist are part of q and v
@@ -324,10 +328,12 @@ class LoadedBody:
         # which tilted gravity by 3e-8 and let a rotated root inertial drift 7e-7 rad in 1 s)
         from ..spatial import quat_to_matrix
 
-        _, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)
-        local = dynamics_info(self.id, -1, self.client).local_inertial_orientation
-        R = quat_to_matrix(np.array(com_orn)) @ quat_to_matrix(np.array(local)).T
-        return model.replace(gravity=tuple(float(v) for v in R.T @ g_world))
+        com_pos, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)
+        info = dynamics_info(self.id, -1, self.client)
+        R = quat_to_matrix(np.array(com_orn)) @ quat_to_matrix(np.array(info.local_inertial_orientation)).T
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = R, np.array(com_pos) - R @ np.array(info.local_inertial_position)
+        return model.replace(gravity=tuple(float(v) for v in R.T @ g_world), root_pose=T)
 
     def joint_positions(self) -> np.ndarray:
         """Current positions of the movable joints (file order)."""

@@ -143,7 +143,16 @@ def fast_wrenches(d: KernelModel, q: Any, qd: Any, x: Any,
         if w.shape != (6,):
             return None
         F[0, k + off] += w
-    return q1[None], qd1[None], x1[None], F
+    return q1[None], qd1[None], x1[None], in_root_frame(d, F)
+
+
+def in_root_frame(d: KernelModel, F: np.ndarray) -> np.ndarray:
+    """World wrenches F (..., 6) in the root frame of a model placed at ``root_pose`` (rotation
+    R): ``(R^T n, R^T f)``, about the same points; F itself when the root is at the origin."""
+    R = d.root_R
+    if R is not None:
+        F[..., :3], F[..., 3:] = F[..., :3] @ R, F[..., 3:] @ R
+    return F
 
 
 def wrenched_call(model: RobotModel, d: KernelModel, rows: Any, q: Any, qd: Any, x: Any,
@@ -215,7 +224,7 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
     out = np.zeros(shape + (nb, 6))
     for k, arr in items:
         out[..., k, :] += arr
-    return np.ascontiguousarray(out.reshape((-1, nb, 6))), True
+    return np.ascontiguousarray(in_root_frame(d, out).reshape((-1, nb, 6))), True
 
 
 def general_args(model: RobotModel, d: KernelModel, q: Any, qd: Any, x: Any, x_name: str,

@@ -26,7 +26,7 @@ from .kernels import kinematics as KK
 from .packing import KEY, KernelModel, kernel_model
 
 __all__ = ["forward_kinematics", "link_pose", "link_jacobian", "com_jacobian", "link_com_jacobians",
-           "center_of_mass", "kinetic_energy", "potential_energy", "velocity_axes_world"]
+           "root_com_jacobians", "center_of_mass", "kinetic_energy", "potential_energy", "velocity_axes_world"]
 
 
 #: the link origin, as the points of :func:`link_jacobian`
@@ -42,7 +42,12 @@ def _rotate(R: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     """World pose of every link, shape (..., nl, 4, 4), link order ``model.link_names``; a fixed
-    root is at the identity, a floating root at the base pose of q."""
+    root is at ``model.root_pose`` (the identity when None), a floating root at the base pose of q."""
+    return _placed(model, _root_fk(model, q))
+
+
+def _root_fk(model: RobotModel, q: Any) -> np.ndarray:
+    """:func:`forward_kinematics` in the root's frame (a fixed root at the identity)."""
     d = model._cache.get(KEY) or kernel_model(model)
     q1 = _one(d, q)
     if q1 is not None:   # one configuration: no checks before the compiled call
@@ -53,6 +58,22 @@ def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
     T = np.empty((Q.shape[0], d.links.idata.shape[0], 4, 4))
     KK.fk_rows(d.links.packed, Q, T)
     return T[:, d.link_offset:].reshape(batch + (d.nl, 4, 4))
+
+
+def _placed(model: RobotModel, T: np.ndarray) -> np.ndarray:
+    """Poses T (..., 4, 4) in the root's frame, in the world: ``root_pose @ T``."""
+    P = model.root_pose
+    return T if P is None else P @ T
+
+
+def _aligned(model: RobotModel, J: np.ndarray) -> np.ndarray:
+    """Jacobians (..., 6, nv) aligned with the root's frame, world-aligned: each 3-row block
+    turned by root_pose's rotation."""
+    P = model.root_pose
+    if P is None:
+        return J
+    R = P[:3, :3]
+    return np.concatenate([R @ J[..., :3, :], R @ J[..., 3:, :]], axis=-2)
 
 
 def _one(d: KernelModel, q: Any) -> np.ndarray | None:
@@ -112,7 +133,7 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
         if pts is None or pts.shape[-1:] != (3,) or not np.isfinite(pts).all():
             raise ShapeError(f"point is {shown(point)}; expected (..., 3) finite numbers in the frame "
                              f"of link {link!r}")
-    return _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :]
+    return _aligned(model, _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :])
 
 
 def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.ndarray,
@@ -154,6 +175,13 @@ def _coms(model: RobotModel, T: np.ndarray) -> np.ndarray:
 def link_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
     """World poses (..., nl, 4, 4) and the Jacobians (..., nl, 6, nv) of every link's COM, from
     one compiled call (the poses are those the Jacobians are built from)."""
+    T, J = root_com_jacobians(model, q)
+    return _placed(model, T), _aligned(model, J)
+
+
+def root_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`link_com_jacobians` in the root's frame, where gravity is given (the Lagrangian
+    terms of :mod:`.lagrange` are built on them)."""
     d = model._cache.get(KEY) or kernel_model(model)
     return _jacobians(model, d, q, slice(None), model.link_com, poses=True)
 
@@ -182,7 +210,11 @@ def kinetic_energy(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
 
 def potential_energy(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None
                      ) -> np.ndarray:
-    """``P = -sum_i m_i g . c_i(q)`` (zero at the world origin), shape (...)."""
+    """``P = -sum_i m_i g . c_i(q)`` (zero at the world origin), shape (...); g in the root frame,
+    so a root at ``root_pose = (R, p)`` adds ``-m g_world . p`` with ``g_world = R g``."""
     g = np.array(gravity_vector(model, gravity))
-    c = _coms(model, forward_kinematics(model, q))
-    return -np.einsum("i,...ij,j->...", model.link_mass, c, g)
+    c = _coms(model, _root_fk(model, q))
+    P = -np.einsum("i,...ij,j->...", model.link_mass, c, g)
+    if model.root_pose is not None:
+        P = P - model.total_mass * float((model.root_pose[:3, :3] @ g) @ model.root_pose[:3, 3])
+    return P

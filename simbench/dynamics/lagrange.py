@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import SimbenchError
 from ..model import RobotModel, as_joint_array
 from .inputs import gravity_vector
-from .kinematics import link_com_jacobians, velocity_axes_world
+from .kinematics import root_com_jacobians, velocity_axes_world
 from .packing import kernel_model
 
 __all__ = ["mass_matrix", "mass_matrix_derivative", "christoffel_symbols", "coriolis_matrix",
@@ -48,7 +48,7 @@ def _structure(model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
 def _parts(model: RobotModel, q: Any) -> dict:
     _structure(model)
     q = as_joint_array(model, q, "q")
-    T, J = link_com_jacobians(model, q)            # (..., nl, 4, 4), (..., nl, 6, dof)
+    T, J = root_com_jacobians(model, q)            # (..., nl, 4, 4), (..., nl, 6, dof), root frame
     R = T[..., :3, :3]
     A = R @ model.link_inertia @ np.swapaxes(R, -1, -2)   # world inertia about each COM
     c = np.einsum("...ij,...j->...i", R, model.link_com) + T[..., :3, 3]

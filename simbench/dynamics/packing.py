@@ -65,6 +65,7 @@ class KernelModel:
     friction: np.ndarray         # (nv,) Coulomb friction
     link_index: dict[str, int]
     nl: int
+    root_R: np.ndarray | None = None   # the rotation of model.root_pose: world wrenches -> root frame
 
     @property
     def link_offset(self) -> int:
@@ -229,4 +230,4 @@ def _build(model: RobotModel) -> KernelModel:
                        bodies=bodies, packed=bodies.packed,
                        gravity=tuple(float(x) for x in model.gravity), damping=damping,
                        friction=friction, link_index={n: i for i, n in enumerate(model.link_names)},
-                       nl=nl)
+                       nl=nl, root_R=None if model.root_pose is None else np.array(model.root_pose[:3, :3]))
