@@ -31,7 +31,7 @@ def cache(tmp_path_factory):
 
 
 @pytest.mark.parametrize("urdf", list(HOMES))
-def test_default_self_collision_is_free_at_home_with_5cm_margin(urdf):
+def test_default_self_collision_is_free_at_home(urdf):
     client = p.connect(p.DIRECT)
     try:
         loaded = Scene.from_dict({"body": [{"name": "robot", "urdf": urdf, "fixed_base": True}]}).load(client)
@@ -39,21 +39,53 @@ def test_default_self_collision_is_free_at_home_with_5cm_margin(urdf):
         everything = self_collision_pairs(loaded, "robot", disabled=None)
         det = CollisionDetector(loaded, pairs)
         home = HOMES[urdf]
-        assert det.in_collision(home, margin=0.05) is False
-        # direct PyBullet on every kept pair: farther than 5 cm
+        assert det.in_collision(home) is False
+        # direct PyBullet on every kept pair: apart
         rid = loaded.bodies["robot"]
         for j, x in zip(loaded.robot.movable_indices, home):
             p.resetJointState(rid, j, x, physicsClientId=client)
         for a, b in det.pairs:
             pts = p.getClosestPoints(rid, rid, 0.05, loaded.robot.links[a.link], loaded.robot.links[b.link],
                                      physicsClientId=client)
-            assert not pts or min(pt[8] for pt in pts) >= 0.05, (a, b)
+            assert not pts or min(pt[8] for pt in pts) >= 0.0, (a, b)
         rep = robot_matrix(urdf)
         assert rep.samples == SAMPLES == 10_000 and rep.seed == SEED == 0 and rep.margin == 0.05
         assert len(pairs) > 0 and len(pairs) < len(everything)
         disabled = {frozenset(x[:2]) for x in rep.disabled()}
         assert {frozenset((a.link, b.link)) for a, b in everything} - disabled == {frozenset((a.link, b.link))
                                                                                   for a, b in pairs}
+    finally:
+        p.disconnect(physicsClientId=client)
+
+
+@pytest.mark.parametrize("urdf", list(HOMES))
+def test_default_means_in_contact_at_the_neutral_pose(urdf):
+    """MoveIt's "Default": the pairs in collision at the default pose, no more. Pairs merely close
+    there (a1's trunk and rear upper legs: 4 cm) stay checked unless sampling finds them always
+    close or never; a pair a few centimetres apart at the neutral pose can collide elsewhere.
+    Oracle: getClosestPoints of every non-adjacent link pair at the neutral pose."""
+    client = p.connect(p.DIRECT)
+    try:
+        loaded = Scene.from_dict({"body": [{"name": "robot", "urdf": urdf, "fixed_base": True}]}).load(client)
+        rep = robot_matrix(urdf)
+        rid, links = loaded.bodies["robot"], loaded.robot.links
+        lo = [p.getJointInfo(rid, j, physicsClientId=client)[8] for j in loaded.robot.movable_indices]
+        hi = [p.getJointInfo(rid, j, physicsClientId=client)[9] for j in loaded.robot.movable_indices]
+        for j, a, b in zip(loaded.robot.movable_indices, lo, hi):
+            p.resetJointState(rid, j, float(np.clip(0.0, a, b)) if a < b else 0.0, physicsClientId=client)
+        adjacent = {frozenset(x) for x in rep.adjacent}
+        compared = close = 0
+        for name_a, name_b in rep.fraction:
+            if frozenset((name_a, name_b)) in adjacent:
+                continue
+            pts = p.getClosestPoints(rid, rid, 0.1, links[name_a], links[name_b], physicsClientId=client)
+            d = min((pt[8] for pt in pts), default=0.1)
+            assert ((name_a, name_b) in rep.default) == (d < 0), (name_a, name_b, d)
+            close += 0 <= d < 0.05
+            compared += 1
+        assert compared == len(rep.fraction) > 20
+        if urdf.endswith("a1.urdf"):
+            assert close >= 2 and ("trunk", "RR_upper") not in rep.default
     finally:
         p.disconnect(physicsClientId=client)
 
