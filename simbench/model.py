@@ -318,17 +318,10 @@ class RobotModel:
                            com: Sequence[float] | None = None,
                            inertia: np.ndarray | None = None) -> "RobotModel":
         """A copy with one link's mass, COM (link frame) or COM inertia (link axes) changed."""
-        k = self.link_index(link)
-        masses, coms, inertias = (np.array(self.link_mass), np.array(self.link_com),
-                                  np.array(self.link_inertia))
-        if mass is not None:
-            masses[k] = mass
-        if com is not None:
-            coms[k] = com
-        if inertia is not None:
-            inertias[k] = inertia
-        return dataclasses.replace(self, link_mass=_frozen(masses), link_com=_frozen(coms),
-                                   link_inertia=_frozen(inertias), _cache={})
+        self.link_index(link)   # an unknown name: the closest ones
+        changes = {key: {link: v} for key, v in (("link_mass", mass), ("link_com", com),
+                                                  ("link_inertia", inertia)) if v is not None}
+        return self.replace(**changes)
 
     def replace(self, **changes: Any) -> "RobotModel":
         """``dataclasses.replace`` that also drops cached derived arrays. A misspelt field is named

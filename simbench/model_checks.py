@@ -18,9 +18,15 @@ import numpy as np
 
 from .errors import ShapeError, SimbenchError, closest, lookup, nearest_hint, real_array, reason, shown
 
-__all__ = ["PER_JOINT", "checked_changes"]
+__all__ = ["PER_JOINT", "PER_LINK", "checked_changes"]
 
 #: per-joint fields -> (infinity allowed (a limit absent from the file), must be >= 0)
+#: per-link fields -> (shape of one link's value, what one is, what they are)
+PER_LINK: dict[str, tuple[tuple[int, ...], str, str]] = {
+    "link_mass": ((), "a mass in kg", "masses in kg"),
+    "link_com": ((3,), "a centre of mass (x, y, z in m, link frame)", "centres of mass (x, y, z in m, link frame)"),
+    "link_inertia": ((3, 3), "a 3x3 inertia matrix about the COM (kg m^2, link axes)",
+                     "3x3 inertia matrices about the COM (kg m^2, link axes)")}
 PER_JOINT: dict[str, tuple[bool, bool]] = {
     "joint_lower": (True, False), "joint_upper": (True, False),
     "joint_effort": (True, True), "joint_velocity": (True, True),
@@ -38,8 +44,44 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
             hint = f"did you mean {near[0]!r}?" if near else f"expected a field of RobotModel: {', '.join(names)}"
             raise SimbenchError(f"replace() got {shown(key)}; {hint}")
         out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else \
+            _per_link(model, key, value, changes) if key in PER_LINK else \
             _root_pose(value) if key == "root_pose" else value
     return out
+
+
+def _per_link(model: Any, key: str, value: Any, changes: dict[str, Any]) -> np.ndarray:
+    """A per-link field: an array (nl, *shape) in ``model.link_names`` order, or ``{link name:
+    value}`` for some links (the others keep theirs); finite numbers, masses >= 0."""
+    links = tuple(changes.get("link_names", model.link_names))
+    tail, one, unit = PER_LINK[key]
+    want = f"{unit}, one per link in model.link_names order {shown(links)}, or {{link name: value}} for some"
+    if isinstance(value, Mapping):
+        arr = np.array(getattr(model, key), dtype=float)
+        index = {n: k for k, n in enumerate(links)}
+        for name, v in value.items():
+            arr[lookup(index, name, "link", key)] = _link_value(v, f"{key}[{name!r}]", tail, one)
+        labels = [f"{key}[{n!r}]" for n in links]
+    else:
+        arr = _link_value(value, key, (len(links),) + tail, want)
+        labels = [f"{key}[{k}] (link {n!r})" for k, n in enumerate(links)]
+    if key == "link_mass" and (arr < 0).any():
+        k = int(np.flatnonzero(arr < 0)[0])
+        raise ShapeError(f"{labels[k]} = {arr[k]:g}; expected a mass >= 0 in kg (did you mean 0.0?)")
+    return arr
+
+
+def _link_value(v: Any, label: str, shape: tuple, expected: str) -> np.ndarray:
+    if isinstance(v, (bool, np.bool_)) or getattr(v, "dtype", None) == bool:
+        raise ShapeError(f"{label} = {shown(v)}; expected {expected}, not True/False")
+    try:
+        arr = real_array(v)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ShapeError(f"{label} = {shown(v)}; expected {expected} ({reason(exc)})") from None
+    if arr.shape != shape:
+        raise ShapeError(f"{label} has shape {arr.shape}; expected {shape}: {expected}")
+    if not np.isfinite(arr).all():
+        raise ShapeError(f"{label} holds a non-finite value; expected finite numbers: {expected}")
+    return arr
 
 
 def _root_pose(value: Any) -> np.ndarray | None:

@@ -160,3 +160,68 @@ def test_flag_false_in_numpys_form_is_the_plain_call(path):
     plain = inverse_dynamics(IIWA, q, qd, x)
     assert np.array_equal(inverse_dynamics(IIWA, q, qd, x, damping=np.False_, friction=False), plain)
     assert not np.array_equal(inverse_dynamics(IIWA, q, qd, x, damping=np.True_), plain)   # the file's 0.5
+
+
+PLANAR = "simbench:planar_2r.urdf"
+LINKS = "('base', 'link1', 'link2')"
+BAD_LINK_FIELDS = [   # (replace() arguments, error, message); a walkthrough's inputs first
+    (dict(link_mass={"link2": "x"}), ShapeError,
+     "link_mass['link2'] = 'x'; expected a mass in kg (text, not numbers; convert it with float() first)"),
+    (dict(link_mass=[1, 1.2, 0.8, 99.0]), ShapeError,
+     f"link_mass has shape (4,); expected (3,): masses in kg, one per link in model.link_names order {LINKS}, "
+     "or {link name: value} for some"),
+    (dict(link_mass=[1, 1.2, -0.8]), ShapeError,
+     "link_mass[2] (link 'link2') = -0.8; expected a mass >= 0 in kg (did you mean 0.0?)"),
+    (dict(link_mass=-1.0), ShapeError,
+     f"link_mass has shape (); expected (3,): masses in kg, one per link in model.link_names order {LINKS}, "
+     "or {link name: value} for some"),
+    (dict(link_com=[[0, 0, 0]]), ShapeError,
+     "link_com has shape (1, 3); expected (3, 3): centres of mass (x, y, z in m, link frame), one per link in "
+     f"model.link_names order {LINKS}, or {{link name: value}} for some"),
+    (dict(link_mass={"link9": 1}), UnknownNameError,
+     "unknown link 'link9' in link_mass; did you mean 'link2', 'link1'? Valid link names: base, link1, link2"),
+    (dict(link_inertia={"link2": np.full((3, 3), np.nan)}), ShapeError,
+     "link_inertia['link2'] holds a non-finite value; expected finite numbers: a 3x3 inertia matrix about the "
+     "COM (kg m^2, link axes)"),
+    (dict(link_com={"link1": [0.1, 0.2]}), ShapeError,
+     "link_com['link1'] has shape (2,); expected (3,): a centre of mass (x, y, z in m, link frame)"),
+]
+
+
+def test_bad_link_fields_are_one_line_each():
+    """replace() checks the per-link fields as it checks the per-joint ones (a walkthrough's
+    link_mass={'link2': 1.0} was stored as a dict and crashed inside numpy at the first call;
+    4 masses for 3 links and negative masses gave numbers); with_link_inertial goes through it."""
+    model = RobotModel.from_urdf(PLANAR)
+    compared = 0
+    for changes, error, message in BAD_LINK_FIELDS:
+        with pytest.raises(error) as err:
+            model.replace(**changes)
+        assert str(err.value) == message
+        compared += 1
+    for kwargs, message in ((dict(mass=-1.0), "link_mass['link2'] = -1; expected a mass >= 0 in kg (did you mean 0.0?)"),
+                            (dict(mass="2"), "link_mass['link2'] = '2'; expected a mass in kg (text, not numbers; "
+                                             "convert it with float() first)")):
+        with pytest.raises(ShapeError) as err:
+            model.with_link_inertial("link2", **kwargs)
+        assert str(err.value) == message
+        compared += 1
+    assert compared == len(BAD_LINK_FIELDS) + 2 == 10
+
+
+def test_good_link_fields_change_the_dynamics_as_pinocchio_says():
+    """A mapping changes the named link only; the result's mass matrix equals Pinocchio's of the
+    model with that link's inertial set directly."""
+    require("pinocchio")
+    from simbench.dynamics import mass_matrix
+    from simbench.oracles.pinocchio import PinocchioDynamics
+
+    model = RobotModel.from_urdf(PLANAR)
+    heavier = model.replace(link_mass={"link2": 2.5})
+    assert heavier.link_mass.tolist() == [model.link_mass[0], model.link_mass[1], 2.5]
+    assert heavier.link_mass.flags.writeable is False
+    same = model.with_link_inertial("link2", mass=2.5)
+    q = np.array([[0.3, -0.7], [1.1, 0.4]])
+    np.testing.assert_allclose(mass_matrix(heavier, q), PinocchioDynamics.from_model(heavier).mass_matrix(q), atol=1e-12)
+    np.testing.assert_allclose(mass_matrix(same, q), mass_matrix(heavier, q), atol=0)
+    assert not np.allclose(mass_matrix(model, q), mass_matrix(heavier, q))
