@@ -51,7 +51,7 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
 
 def _per_link(model: Any, key: str, value: Any, changes: dict[str, Any]) -> np.ndarray:
     """A per-link field: an array (nl, *shape) in ``model.link_names`` order, or ``{link name:
-    value}`` for some links (the others keep theirs); finite numbers, masses >= 0."""
+    value}`` for some links (the others keep theirs); finite numbers, the masses given >= 0."""
     links = tuple(changes.get("link_names", model.link_names))
     tail, one, unit = PER_LINK[key]
     want = f"{unit}, one per link in model.link_names order {shown(links)}, or {{link name: value}} for some"
@@ -64,8 +64,10 @@ def _per_link(model: Any, key: str, value: Any, changes: dict[str, Any]) -> np.n
     else:
         arr = _link_value(value, key, (len(links),) + tail, want)
         labels = [f"{key}[{k}] (link {n!r})" for k, n in enumerate(links)]
-    if key == "link_mass" and (arr < 0).any():
-        k = int(np.flatnonzero(arr < 0)[0])
+    current = np.asarray(getattr(model, key), dtype=float)
+    new = arr != current if current.shape == arr.shape else np.ones(arr.shape, bool)
+    if key == "link_mass" and (new & (arr < 0)).any():   # a file's own negative mass stays (and is
+        k = int(np.flatnonzero(new & (arr < 0))[0])       # said at load): check can judge such a file
         raise ShapeError(f"{labels[k]} = {arr[k]:g}; expected a mass >= 0 in kg (did you mean 0.0?)")
     return arr
 

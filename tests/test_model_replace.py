@@ -12,6 +12,7 @@ import pytest
 from _dyn_helpers import rel_err, require
 from simbench.errors import ShapeError, SimbenchError, UnknownNameError
 from simbench.model import RobotModel
+from simbench.paths import resolve_path as simbench_path
 from simbench.dynamics import forward_dynamics, inverse_dynamics
 
 IIWA = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
@@ -225,3 +226,16 @@ def test_good_link_fields_change_the_dynamics_as_pinocchio_says():
     np.testing.assert_allclose(mass_matrix(heavier, q), PinocchioDynamics.from_model(heavier).mass_matrix(q), atol=1e-12)
     np.testing.assert_allclose(mass_matrix(same, q), mass_matrix(heavier, q), atol=0)
     assert not np.allclose(mass_matrix(model, q), mass_matrix(heavier, q))
+
+
+def test_a_files_own_negative_mass_does_not_block_other_changes(tmp_path):
+    """A model read from a file with a negative mass (said at load) still takes other changes, as
+    simbench check's PyBullet substitutions make them; only a negative mass given is refused."""
+    text = open(simbench_path(PLANAR)).read().replace('<mass value="0.8"/>', '<mass value="-0.3"/>')
+    (tmp_path / "neg.urdf").write_text(text)
+    model = RobotModel.from_urdf(tmp_path / "neg.urdf")
+    assert model.link_mass[2] == -0.3
+    changed = model.with_link_inertial("link1", mass=2.0).replace(joint_damping=0.1)
+    assert changed.link_mass.tolist() == [model.link_mass[0], 2.0, -0.3]
+    with pytest.raises(ShapeError, match=r"link_mass\['link1'\] = -2; expected a mass >= 0"):
+        model.with_link_inertial("link1", mass=-2.0)
