@@ -7,7 +7,7 @@ that needs them is used, so that the command starts at once.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .errors import ShapeError, SimbenchError, UnknownNameError, URDFError
@@ -32,6 +32,27 @@ _LAZY = {
     "load_source": "simbench.urdf_source",
     "sweep": "simbench.sweep",
 }
+
+
+if TYPE_CHECKING:   # type checkers see the real names ("X as X": re-exported); at run time they load on first use
+    from . import dynamics as dynamics
+    from .bullet.collision import ClosestPoints as ClosestPoints
+    from .bullet.collision import CollisionDetector as CollisionDetector
+    from .bullet.collision import NamedCollisionObject as NamedCollisionObject
+    from .bullet.collision import all_links as all_links
+    from .bullet.collision import draw_closest_points as draw_closest_points
+    from .bullet.collision import robot_vs_world as robot_vs_world
+    from .bullet.collision import sample_disabled_pairs as sample_disabled_pairs
+    from .bullet.collision import self_collision_pairs as self_collision_pairs
+    from .bullet.scene import Scene as Scene
+    from .bullet.scene import load_scene as load_scene
+    from .bullet.servers import ServerPair as ServerPair
+    from .bullet.servers import connect as connect
+    from .model import ModelIssue as ModelIssue
+    from .model import RobotModel as RobotModel
+    from .sim import Simulation as Simulation
+    from .sweep import sweep as sweep
+    from .urdf_source import load_source as load_source
 
 
 def __getattr__(name: str) -> Any:

@@ -75,3 +75,20 @@ def test_no_unused_imports_or_undefined_names():
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "All checks passed" in proc.stdout
+
+
+def test_lazy_names_are_visible_to_type_checkers():
+    """`simbench.RobotModel` and the other lazily loaded names are also imported under
+    TYPE_CHECKING, so that mypy and editors see their types (through `__getattr__` they were
+    `Any`: a walkthrough's `model.nv` and `coriolis_matrix(...)` typed as Any)."""
+    import ast
+
+    import simbench
+
+    tree = ast.parse(open(simbench.__file__).read())
+    guarded = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            guarded |= {a.asname for stmt in node.body for a in stmt.names if a.asname == a.name}
+    assert guarded == set(simbench._LAZY), set(simbench._LAZY) ^ guarded
+    assert len(guarded) == 18

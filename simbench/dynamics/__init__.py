@@ -32,7 +32,12 @@ dynamics), :mod:`.integrators` (``simulate`` for any acceleration function), :mo
 SE(3)), :mod:`.symbolic` (sympy), :mod:`.packing` (model -> kernel arrays), :mod:`.inputs`
 (arguments), :mod:`.kernels` (the numba loops), :mod:`.protocols` (plug-in points).
 """
-from ..model import GRAVITY
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..model import GRAVITY, RobotModel
 from . import lagrange, rigid_body
 from .configuration import difference, integrate, normalize
 from .crba import mass_matrix
@@ -43,13 +48,15 @@ from .kinematics import (center_of_mass, com_jacobian, forward_kinematics, kinet
 from .rnea import bias_forces, gravity_torques, inverse_dynamics
 
 
-def coriolis_matrix(model, q, qd):
+def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
     """``C(q, q')`` from the Christoffel symbols of ``M`` (so ``M' - 2C`` is skew-symmetric and
     ``C q' + g = bias_forces``); see :func:`simbench.dynamics.lagrange.coriolis_matrix`."""
     return lagrange.coriolis_matrix(model, q, qd)
 
 
-def inverse_dynamics_derivatives(model, q, qd, qdd, *, gravity=None):
+def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
+                                 gravity: Sequence[float] | None = None
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dtau_dq, dtau_dqd, dtau_dqdd = M)``, each (..., nv, nv), from jax (the ``autodiff``
     extra; jax loads at the first call), as Pinocchio's ``computeRNEADerivatives``; see
     :func:`simbench.dynamics.autodiff.inverse_dynamics_derivatives`."""
@@ -57,7 +64,9 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, *, gravity=None):
     return derivatives(model, q, qd, qdd, gravity=gravity)
 
 
-def forward_dynamics_derivatives(model, q, qd, tau, *, gravity=None):
+def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *,
+                                 gravity: Sequence[float] | None = None
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau = M^-1)``, each (..., nv, nv), from jax (the ``autodiff``
     extra; jax loads at the first call), as Pinocchio's ``computeABADerivatives``; see
     :func:`simbench.dynamics.autodiff.forward_dynamics_derivatives`."""

@@ -1,4 +1,7 @@
-"""The Lagrangian formulation (seeds 000, 001 slides 14-16, 004), independent of the RNEA path.
+"""The Lagrangian formulation, independent of the RNEA path, after Ankur Handa, "Understanding
+Physics Engines: Dynamic Models of Manipulators", the "AI Robotics" lecture slides, *Dynamics*
+(the Lagrangian formulation), and Adam Heins, "Lagrangian dynamics of a planar mobile
+manipulator with manual, automatic and symbolic differentiation".
 
 * ``M(q) = sum_i m_i Jv_i^T Jv_i + Jw_i^T R_i I_i R_i^T Jw_i`` from the geometric Jacobians of
   the link centres of mass (world frame);
