@@ -17,7 +17,8 @@ from typing import Any
 
 #: every kind of issue, with what it means
 KINDS: dict[str, str] = {
-    "inertia_not_positive_definite": "a link's inertia has a non-positive principal moment",
+    "inertia_not_positive_definite": "a link's inertia has a negative principal moment (beyond rounding; "
+                                     "zero moments, a point mass or a rod, are fine)",
     "inertia_triangle_inequality": "principal moments break the triangle inequality; PyBullet "
                                    "zeroes the rotational inertia",
     "missing_inertial": "a link without <inertial>: PyBullet gives it 1 kg and unit inertia",

@@ -172,7 +172,7 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
                                      f"root <inertial><origin rpy={rpy}>: PyBullet tilts gravity by "
                                      f"this rotation in inverse dynamics", {"link": name, "rpy": rpy}))
         principal = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
-        if m > 0 and principal[0] <= 0:
+        if m > 0 and principal[0] < -1e-9 * np.abs(principal).max():   # a point mass (zeros) is fine
             issues.append(ModelIssue("inertia_not_positive_definite", where,
                                      f"principal moments {principal.tolist()}",
                                      {"link": name, "principal": principal.tolist()}))
