@@ -69,6 +69,9 @@ BAD = [  # arguments, the one line expected on stderr
     ([R2D2, "--q", "gripper_extension=0.3"],
      "simbench view: error: --q gripper_extension=0.3: outside the joint's limits [-0.38, 0] m; "
      "closest valid value 0"),
+    ([KUKA, "--q", "lbr_iiwa_joint_2=45"],      # degrees, most likely: 45 rad is beyond a turn
+     "simbench view: error: --q lbr_iiwa_joint_2=45 (degrees? 45 degrees is 0.7854 rad): outside the joint's "
+     "limits [-2.094, 2.094] rad; closest valid value 2.094"),
     (["--q", "lbr_iiwa_joint_2=1"],
      "simbench view: error: the following arguments are required: target (a URDF or a scene .toml; "
      "see simbench view --help)"),
@@ -83,7 +86,7 @@ def test_bad_q_is_refused_in_one_line(tmp_path):
         assert proc.stderr.strip().splitlines() == [expected], args
         assert not (tmp_path / "v.png").exists()   # nothing written
         compared += 1
-    assert compared == len(BAD) == 4
+    assert compared == len(BAD) == 5
 
 
 def test_unknown_joint_gets_a_suggestion(tmp_path):
