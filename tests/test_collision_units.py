@@ -158,3 +158,29 @@ def test_sweep_configs_in_degrees_said_in_one_line(tmp_path):
     assert LINE.search(lines[0]) and "in 2 of 4 configurations" in lines[0] and "swept as radians" in lines[0]
     ok = _sweep(tmp_path, np.stack([np.zeros(7), np.full(7, 0.1)]), "rad")
     assert ok.returncode == 0 and "degrees?" not in ok.stderr, ok.stderr
+
+
+def test_a_pair_named_as_results_print_it(detector):
+    """'robot/lbr_iiwa_link_7' and 'robot/(base)', the form results and the sweep's --pair use,
+    name a link, as ("robot", "lbr_iiwa_link_7") and ("robot", None) do (a walkthrough's
+    sim.detector([("torso/right_shoulder", "ball")]) was an unknown body); the distances equal
+    direct getClosestPoints of those links; a mistyped body gets the closest body name."""
+    from simbench.errors import UnknownNameError
+
+    det = CollisionDetector(detector.loaded, [("robot/lbr_iiwa_link_7", "cube1"), ("robot/(base)", "cube1")])
+    assert det.pair_names == [("robot/lbr_iiwa_link_7", "cube1"), ("robot/(base)", "cube1")]
+    q = np.array([0.785, 1.2, 0.0, -0.6, 0.0, 0.6, 0.0])
+    got = det.compute_distances(q, max_distance=5.0)
+    c = detector.client
+    robot, cube = detector.loaded.bodies["robot"], detector.loaded.bodies["cube1"]
+    for j, v in zip([j for j in range(p.getNumJoints(robot, physicsClientId=c))
+                     if p.getJointInfo(robot, j, physicsClientId=c)[2] != p.JOINT_FIXED], q):
+        p.resetJointState(robot, j, float(v), physicsClientId=c)
+    link7 = [j for j in range(p.getNumJoints(robot, physicsClientId=c))
+             if p.getJointInfo(robot, j, physicsClientId=c)[12].decode() == "lbr_iiwa_link_7"][0]
+    for k, link in enumerate((link7, -1)):
+        pts = p.getClosestPoints(robot, cube, 5.0, linkIndexA=link, physicsClientId=c)
+        assert abs(got[k] - min(pt[8] for pt in pts)) < 1e-9
+    with pytest.raises(UnknownNameError, match=r"unknown body 'robt' .*\(in 'robt/lbr_iiwa_link_7'\); did you "
+                                               r"mean 'robot'\?"):
+        CollisionDetector(detector.loaded, [("robt/lbr_iiwa_link_7", "cube1")])

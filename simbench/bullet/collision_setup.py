@@ -13,7 +13,7 @@ import numpy as np
 import pybullet as p
 
 from ..errors import (SceneError, ShapeError, SimbenchError, UnknownNameError, degrees_hint, finite_number,
-                      real_array, reason, shown)
+                      lookup, real_array, reason, shown)
 from .collision_filters import FilterRule
 from .collision_kernels import WholeBody
 from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
@@ -148,12 +148,22 @@ class _Resolver:
     def bodies(self) -> dict[str, int]:
         return self.loaded.bodies
 
+    def named(self, obj: NamedCollisionObject) -> NamedCollisionObject:
+        """``"body/link"`` (and ``"body/(base)"``), as results print a link, read as (body, link)
+        when no body has that name."""
+        if obj.whole_body and obj.body not in self.bodies and "/" in obj.body:
+            body, link = obj.body.split("/", 1)
+            where = self.loaded.scene.source if self.loaded.scene is not None else "the bodies dict"
+            lookup(self.bodies, body, "body", f"{where} (in {obj.body!r})")
+            return NamedCollisionObject(body, None if link == "(base)" else link)
+        return obj
+
     def resolve(self, obj: NamedCollisionObject) -> tuple[int, int]:
         b = self.loaded.body(obj.body)
         return b.id, (-2 if obj.whole_body else b.link_index(obj.link))
 
     def plan(self, pairs: Iterable[Any], padding: Any, disabled: Any) -> Plan:
-        all_pairs = [as_pair(pr) for pr in pairs]
+        all_pairs = [(self.named(a), self.named(b)) for a, b in map(as_pair, pairs)]
         skip = self.disabled_set(disabled)
         rule = FilterRule(self.loaded)
         keep, args, links = [], [], []
