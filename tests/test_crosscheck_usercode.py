@@ -224,16 +224,16 @@ def test_user_function_outputs_are_judged_directly():
 
     names = ["a", "b", "c"]
     np.testing.assert_array_equal(as_torques([1, 2, 3], names, "f", ""), [1.0, 2.0, 3.0])
-    np.testing.assert_array_equal(as_torques(np.ones((3, 1)), names, "f", ""), [1.0, 1.0, 1.0])
     cases = [(None, "ERROR", "returned None"), ("abc", "ERROR", "not real numbers"),
              ([1, 2], "ERROR", "shape (2,)"), (np.ones((3, 3)), "ERROR", "shape (3, 3)"),
              ([1j, 0, 0], "ERROR", "not real numbers"), ([[1, 2], [3]], "ERROR", "returned list"),
-             ([0, np.nan, 0], "FAIL", "nan for joint 'b'"), ([np.inf, 0, 0], "FAIL", "inf for joint 'a'")]
+             ([0, np.nan, 0], "FAIL", "nan for joint 'b'"), ([np.inf, 0, 0], "FAIL", "inf for joint 'a'"),
+             (np.ones((3, 1)), "ERROR", "shape (3, 1)"), ([True, False, True], "ERROR", "booleans, not numbers")]
     for value, verdict, words in cases:
         with pytest.raises(UserCodeFault) as info:
             as_torques(value, names, "f", "at sample 0")
         assert info.value.verdict == verdict and words in info.value.message, (value, info.value.message)
-    assert len(cases) == 8
+    assert len(cases) == 10
 
 
 def test_a_module_that_hangs_at_import_gets_a_verdict_for_every_robot(user_dir):

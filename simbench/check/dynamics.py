@@ -27,7 +27,8 @@ from ..errors import SimbenchError, shown
 from ..model import RobotModel
 from .isolation import ProcessRunner, ThreadRunner
 from .report import ERROR, FAIL
-from .usercode import FunctionNotFound, UserCodeFault, signature_problem, split_spec
+from .usercode import (FunctionNotFound, UserCodeFault, _describe, not_real, signature_problem, split_spec,
+                       where_raised)
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -78,22 +79,39 @@ class FunctionDynamics:
         self.runner.close()
 
 
+#: what a model-level module is given and must return, for its messages
+MODULE_CONTRACT = ("a model-level module's functions get every sample at once: q, qd, qdd of shape (N, n), "
+                   "returning tau (N, n) and M (N, n, n), like simbench.dynamics")
+
+
 def _batch(out: Any, shape: tuple[int, ...], label: str, what: str) -> np.ndarray:
     try:
-        arr = np.asarray(out, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} for {what}, not real numbers; "
-                                   f"expected an array of shape {shape}") from None
+        arr = np.asarray(out)
+        problem = not_real(arr)
+    except Exception:  # ragged sequences and objects numpy cannot hold
+        arr, problem = None, "not real numbers"
+    if problem:
+        raise UserCodeFault(ERROR, f"{label}.{what} returned {type(out).__name__}, {problem}; expected floats "
+                                   f"of shape {shape}")
+    assert arr is not None
     if arr.shape != shape:
-        raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} for {what}; expected {shape}")
+        raise UserCodeFault(ERROR, f"{label}.{what} returned shape {arr.shape} for q of shape {shape[:2]}; "
+                                   f"expected {shape}: {MODULE_CONTRACT}")
+    arr = np.asarray(arr, float)
     if not np.all(np.isfinite(arr)):
-        raise UserCodeFault(FAIL, f"{label} returned non-finite values for {what} from finite inputs")
+        raise UserCodeFault(FAIL, f"{label}.{what} returned non-finite values from finite inputs")
     return arr
 
 
 class ModuleDynamics:
     """A model-level module: ``inverse_dynamics(model, q, qd, qdd, *, gravity)`` and
-    ``mass_matrix(model, q)``, batched; run in a thread with a timeout, outputs checked."""
+    ``mass_matrix(model, q)``, called once per robot with every sample (q, qd, qdd of shape
+    (N, n), like :mod:`simbench.dynamics`, which is such a module); run in a thread with a
+    timeout, outputs checked. Batched rather than per configuration: the protocol is
+    simbench.dynamics' own, whose batches are what makes it fast; a wrapper around a
+    one-configuration library (``pin.rnea``) loops over the rows, or is given as a function
+    ``tau = f(q, qd, qdd)``. When a batch call raises, one configuration is tried, so the message
+    can say that the module works per configuration."""
 
     trusted = False
 
@@ -107,17 +125,34 @@ class ModuleDynamics:
     def close(self) -> None:
         """Nothing to release."""
 
+    def _call(self, what: str, model: RobotModel, args: tuple, one: tuple, kwargs: dict) -> Any:
+        """``module.what(model, *args, **kwargs)``; a fault naming the user's line, the shapes given
+        and the contract when it raises (and whether ``one``, a single configuration, works)."""
+        fn = getattr(self.module, what)
+        try:
+            return fn(model, *args, **kwargs)
+        except BaseException as exc:  # anything the user's code raises (Ctrl-C goes to the main thread)
+            try:
+                single = np.shape(fn(model, *one, **kwargs))
+            except BaseException:
+                single = None
+            shapes = ", ".join(f"{n} of shape {a.shape}" for n, a in zip(("q", "qd", "qdd"), args))
+            works = (f"; called with one configuration (q of shape {one[0].shape}) it works, so it expects one "
+                     f"configuration per call: loop over the rows inside it, or give a function "
+                     f"tau = f(q, qd, qdd) instead" if single is not None else "")
+            raise UserCodeFault(ERROR, f"{self.label}.{what} raised {_describe(exc)}{where_raised(exc)} "
+                                       f"when given {shapes}: {MODULE_CONTRACT}{works}") from None
+
     def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
                  qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = qd.shape[-1]
+
         def work() -> tuple[np.ndarray, np.ndarray]:
-            try:
-                tau = self.module.inverse_dynamics(model, q, qd, qdd, gravity=model.gravity)
-                M = self.module.mass_matrix(model, q)
-            except Exception as exc:
-                raise UserCodeFault(ERROR, f"{self.label} raised {type(exc).__name__}: "
-                                           f"{' '.join(str(exc).split())}") from None
-            return (_batch(tau, q.shape, self.label, "inverse_dynamics"),
-                    _batch(M, q.shape + q.shape[-1:], self.label, "mass_matrix"))
+            g = {"gravity": model.gravity}
+            tau = self._call("inverse_dynamics", model, (q, qd, qdd), (q[0], qd[0], qdd[0]), g)
+            tau = _batch(tau, qd.shape, self.label, "inverse_dynamics")
+            M = self._call("mass_matrix", model, (q,), (q[0],), {})
+            return tau, _batch(M, qd.shape + (n,), self.label, "mass_matrix")
 
         return self.runner.run(work, self.label, f"on {len(q)} samples")
 
@@ -173,5 +208,5 @@ def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) 
                         f"module with inverse_dynamics and mass_matrix; got {shown(spec)}")
 
 
-__all__ = ["DEFAULT_TIMEOUT", "SimbenchDynamics", "FunctionDynamics", "ModuleDynamics", "Dynamics",
+__all__ = ["DEFAULT_TIMEOUT", "SimbenchDynamics", "FunctionDynamics", "ModuleDynamics", "Dynamics", "MODULE_CONTRACT",
            "load_dynamics", "UserCodeFault", "FunctionNotFound"]

@@ -58,6 +58,11 @@ def split_spec(spec: str) -> tuple[str, str]:
     return mod, func
 
 
+def where_raised(exc: BaseException) -> str:
+    """' (at file.py:12 in name)': the innermost frame of an exception's traceback ('' if none)."""
+    return _where(exc)
+
+
 def _where(exc: BaseException) -> str:
     """'file.py:12 in name' of the innermost frame of an exception's traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -140,6 +145,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def not_real(arr: np.ndarray) -> str:
+    """Why ``arr`` is not real floating numbers ('' when it is: floats or integers). Booleans are
+    refused (True/False are not torques), complex numbers and objects (strings, sympy) too."""
+    kind = arr.dtype.kind
+    if kind in "iuf":
+        return ""
+    return {"b": "booleans, not numbers", "c": "complex, not real numbers"}.get(kind, "not real numbers")
+
+
+def _what(out: Any, arr: np.ndarray) -> str:
+    """What a function returned, for a message: 'an ndarray array([ True, False]) of dtype bool'."""
+    if isinstance(out, np.ndarray):
+        return f"an ndarray {_short(out)} of dtype {arr.dtype}"
+    return f"{type(out).__name__} {_short(out)}" + (f" (shape {arr.shape})" if arr.ndim else "")
+
+
 def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> np.ndarray:
     """``out`` as ``(n,)`` float torques, or a :class:`UserCodeFault` saying what is wrong.
     ``joint_names``: a name per entry of v (``model.v_labels``; the joints' names when the
@@ -158,18 +179,14 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
     except Exception:  # ragged sequences and objects numpy cannot hold
         raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} {_short(out)} {where}; "
                                    f"{expected}") from None
-    if arr.dtype.kind not in "biuf":
-        try:
-            arr = arr.astype(float) if arr.dtype.kind == "O" else None
-        except (TypeError, ValueError, OverflowError):
-            arr = None
-        if arr is None:
-            raise UserCodeFault(ERROR, f"{label} returned {type(out).__name__} {_short(out)} {where}, "
-                                       f"not real numbers; {expected}")
+    problem = not_real(arr)
+    if problem:
+        raise UserCodeFault(ERROR, f"{label} returned {_what(out, arr)} {where}, {problem}; {expected} "
+                                   f"as floats")
+    if arr.shape != (n,):
+        raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} {where}; {expected}"
+                            + (" (the right numbers in another shape: return np.ravel of them)" if arr.size == n else ""))
     arr = np.asarray(arr, float)
-    if arr.size != n or arr.squeeze().ndim > 1:
-        raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} {where}; {expected}")
-    arr = arr.reshape(n)
     bad = ~np.isfinite(arr)
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
@@ -183,9 +200,8 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
     """One call of the user's function, judged."""
     try:
         out = func(q.copy(), qd.copy(), qdd.copy())
-    except BaseException as exc:  # anything the user's code raises, SystemExit included
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+    except BaseException as exc:  # anything the user's code raises, SystemExit and KeyboardInterrupt
+        # included: Ctrl-C never reaches this code (the worker ignores SIGINT; a thread gets no signals)
         problem = signature_problem(func)  # the call itself failed: not the user's line, the signature
         if problem and isinstance(exc, TypeError) and len(traceback.extract_tb(exc.__traceback__)) == 1:
             raise UserCodeFault(ERROR, f"{label}: {problem}") from None
