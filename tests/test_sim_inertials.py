@@ -167,3 +167,28 @@ def test_rotated_root_inertial_keeps_gravity_exact_and_holds():
             p.stepSimulation(physicsClientId=c)
             err = max(err, float(np.abs(q - q0).max()))
     assert err < 1e-12 and n == 3
+
+
+def test_collision_queries_and_sweeps_say_nothing_of_inertials(arm, tmp_path):
+    """Masses play no part in a collision sweep: `simbench sweep collision` on a scene whose arm
+    has no <inertial> prints its summary only (it printed the inertial line three times: twice
+    from the driver, with two spellings of the path, and once bare from a worker); sampling the
+    allowed-collision matrix from the scene path says nothing either, while a Simulation says it
+    once (above)."""
+    import subprocess
+    import sys
+
+    from simbench.paths import resolve_path
+
+    box = resolve_path("simbench:shapes/box.urdf")
+    (tmp_path / "scene.toml").write_text(f'robot = "arm"\n[[body]]\nname = "arm"\nurdf = "{arm}"\nfixed_base = true\n'
+                                         f'[[body]]\nname = "box"\nurdf = "{box}"\nposition = [0.4, 0, 0.4]\n'
+                                         'fixed_base = true\n')
+    proc = subprocess.run([sys.executable, "-m", "simbench", "sweep", "collision", "scene.toml", "--samples", "200",
+                           "--out", "sw", "--workers", "2"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout.startswith("sweep collision: 200 configs"), proc.stderr
+    probe = ("import logging, simbench\nlogging.basicConfig(level=logging.WARNING)\n"
+             "print(simbench.sample_disabled_pairs('scene.toml', 'arm', n=50).samples)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0 and "inertial" not in proc.stderr, proc.stderr

@@ -186,7 +186,7 @@ def robot_matrix(urdf: str | os.PathLike, *, scale: float = 1.0, n: int = SAMPLE
     spec = BodySpec(name=path.stem, urdf=str(path), path=path, fixed_base=True, scale=float(scale))
     client = p.connect(p.DIRECT)
     try:
-        loaded = Scene((spec,), source=str(path)).load(client)
+        loaded = Scene((spec,), source=str(path)).load(client, quiet=True)
         report = sample_disabled_pairs(loaded, spec.name, n=n, seed=seed, always_fraction=always_fraction,
                                        margin=margin)
     finally:

@@ -102,7 +102,7 @@ def load_with_ids(scene: Any, bodies: dict[str, int], client: int) -> dict[str, 
     for bid in range(max(by_id, default=-1) + 1):
         if bid in by_id:
             one = Scene((scene.body(by_id[bid]),), gravity=scene.gravity, source=scene.source)
-            got.update(one.load(client).bodies)
+            got.update(one.load(client, quiet=True).bodies)
         else:
             fillers.append(p.createMultiBody(baseMass=0, physicsClientId=client))
     for f in fillers:

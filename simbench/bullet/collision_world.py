@@ -61,7 +61,7 @@ def as_loaded(source: Any, client: int | None = None) -> tuple[LoadedScene, int 
         scene = load_scene(source)
         tmp = p.connect(p.DIRECT)
         try:
-            return scene.load(tmp), tmp
+            return scene.load(tmp, quiet=True), tmp
         except BaseException:
             p.disconnect(physicsClientId=tmp)
             raise

@@ -193,8 +193,10 @@ class Scene:
     def body_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.bodies)
 
-    def load(self, client: int) -> "LoadedScene":
-        """Load every body into PyBullet client ``client``; set gravity and initial joints."""
+    def load(self, client: int, *, quiet: bool = False) -> "LoadedScene":
+        """Load every body into PyBullet client ``client``; set gravity and initial joints.
+        ``quiet``: without the line on inertials PyBullet replaces (a load for collision
+        queries and sweeps, where masses play no part, or a worker's copy)."""
         p.setGravity(*self.gravity, physicsClientId=client)
         ids: dict[str, int] = {}
         for spec in self.bodies:
@@ -211,7 +213,8 @@ class Scene:
                 raise SceneError(f"{self.source}: PyBullet could not load body {spec.name!r} from "
                                  f"{shown_path(str(path))}: {exc}") from None
             ids[spec.name] = body_id
-            spec.warn_inertials()
+            if not quiet:
+                spec.warn_inertials()
         loaded = LoadedScene(self, client, ids)
         for spec in self.bodies:
             body = loaded.body(spec.name)

@@ -234,7 +234,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
                             "expected margin <= max_distance")
     client = p.connect(p.DIRECT)
     try:
-        loaded = scene.load(client)
+        loaded = scene.load(client, quiet=True)
         if isinstance(pairs, str):
             if pairs not in PAIR_SETS:
                 raise SimbenchError(_bad_pair_set(pairs, loaded))
@@ -312,7 +312,7 @@ class CollisionRunner:
         self._p = p = import_pybullet()
         self.client = p.connect(p.DIRECT)
         try:
-            loaded = Scene.from_toml(spec.path("scene")).load(self.client)
+            loaded = Scene.from_toml(spec.path("scene")).load(self.client, quiet=True)
             obj = lambda o: NamedCollisionObject(o[0], o[1])  # noqa: E731
             pairs = [(obj(a), obj(b)) for a, b in spec.option("pairs")]
             disabled = [(obj(a), obj(b)) for a, b in spec.option("disabled")] or None
