@@ -26,9 +26,11 @@ from typing import Any
 import numpy as np
 
 #: PyBullet's warnings about the inertials above, as its importer prints them on stdout (the
-#: link name of the second "No inertial data" line has no line break after it)
+#: link name of the second "No inertial data" line has no line break after it); with a GUI
+#: server each line comes as "b3Printf: " + line + a blank line (the first alternative)
 B3_INERTIAL_WARNINGS = re.compile(
-    r"b3Warning\[[^\]\n]*BulletUrdfImporter\.cpp,126\]:\n(?:No inertial data for link[^\n]*?inertial frame"
+    r"(?:b3Printf: )+b3Warning\[[^\]\n]*BulletUrdfImporter\.cpp,(?:126|467)\]:\n\n?(?:b3Printf: )+[^\n]*\n\n?"
+    r"|b3Warning\[[^\]\n]*BulletUrdfImporter\.cpp,126\]:\n(?:No inertial data for link[^\n]*?inertial frame"
     r"|[^\n]*?(?=b3[A-Z][a-z]+\[|\n|\Z))\n?"
     r"|b3Warning\[[^\]\n]*BulletUrdfImporter\.cpp,467\]:\nBad inertia tensor properties[^\n]*\n?")
 
