@@ -211,3 +211,21 @@ def test_sim_model_follows_a_moved_fixed_base():
             R = np.array(p.getMatrixFromQuaternion(state[5])).reshape(3, 3)
             np.testing.assert_allclose(link_pose(moved, q, link)[:3, :3], R, atol=1e-6)
         np.testing.assert_allclose(moved.gravity, moved.root_pose[:3, :3].T @ [0, 0, -9.81], atol=1e-12)
+
+
+def test_set_pose_takes_roll_pitch_yaw_as_a_scene_does():
+    """sim.set_pose(body, position, [roll, pitch, yaw]) in radians (a walkthrough's [0, 0, 90]
+    was refused as 'expected a quaternion'); the base link's world rotation (PyBullet's, through
+    the helper's link frame) equals Rz Ry Rx in closed form, and degrees are refused with the hint."""
+    from simbench.errors import ShapeError
+
+    with simbench.Simulation(kuka_scene(), gui=False) as sim:
+        for rpy in ((0.3, -0.2, 1.0), (0.0, 0.0, math.pi / 2), (-1.2, 0.4, -2.5)):
+            sim.set_pose("robot", [0.5, -0.2, 1.5], list(rpy))
+            pos, quat = sim.base_pose("robot")
+            np.testing.assert_allclose(pos, [0.5, -0.2, 1.5], atol=1e-6)
+            np.testing.assert_allclose(np.array(p.getMatrixFromQuaternion(quat.tolist())).reshape(3, 3),
+                                       rpy_matrix(*rpy), atol=1e-6)
+        with pytest.raises(ShapeError, match=r"orientation \[0\.0, 0\.0, 90\.0\]: 90 rad is more than a turn; "
+                                             r"expected roll pitch yaw in radians \(90 degrees is 1\.571 rad\)"):
+            sim.set_pose("robot", [0.0, 0.0, 1.0], [0, 0, 90])

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info
-from ..errors import ShapeError
+from ..errors import ShapeError, beyond_a_turn
 
 p = import_pybullet()
 
@@ -17,16 +17,21 @@ p = import_pybullet()
 def set_base_pose(client: int, body: int, position: Any, orientation: Any = (0, 0, 0, 1),
                   linear_velocity: Any = None, angular_velocity: Any = None) -> None:
     """Teleport ``body``'s base link frame to ``position`` (3,) and ``orientation`` (a
-    quaternion x, y, z, w or a rotation matrix (3, 3)); optional world-frame velocities (COM)."""
+    quaternion x, y, z, w, a rotation matrix (3, 3), or roll, pitch, yaw in radians as in a
+    scene, ``R = Rz(yaw) Ry(pitch) Rx(roll)``); optional world-frame velocities (COM)."""
     pos = np.asarray(position, dtype=float)
     rot = np.asarray(orientation, dtype=float)
     if pos.shape != (3,) or not np.all(np.isfinite(pos)):
         raise ShapeError(f"position has shape {pos.shape}; expected (3,) finite metres")
     if rot.shape == (3, 3):
         rot = quat_from_matrix(rot)
+    elif rot.shape == (3,) and np.all(np.isfinite(rot)):
+        if beyond_a_turn(rot):
+            raise ShapeError(f"orientation {rot.tolist()}: {beyond_a_turn(rot)}")
+        rot = np.array(p.getQuaternionFromEuler(rot.tolist()))
     elif rot.shape != (4,) or not np.all(np.isfinite(rot)) or np.linalg.norm(rot) == 0:
         raise ShapeError(f"orientation has shape {rot.shape}; expected a quaternion (x, y, z, w) "
-                         f"(4,) or a rotation matrix (3, 3)")
+                         f"(4,), a rotation matrix (3, 3) or roll, pitch, yaw in radians (3,)")
     info = dynamics_info(body, -1, client)
     com_pos, com_orn = p.multiplyTransforms(pos.tolist(), (rot / np.linalg.norm(rot)).tolist(),
                                             info.local_inertial_position, info.local_inertial_orientation,

@@ -223,8 +223,8 @@ class Simulation:
 
     def set_pose(self, body: str, position: Any, orientation: Any = (0, 0, 0, 1),
                  linear_velocity: Any = None, angular_velocity: Any = None) -> None:
-        """Teleport a body's base link frame: position (3,), orientation as a quaternion
-        (x, y, z, w) or a rotation matrix (3, 3), optional world-frame velocities (of the COM)."""
+        """Teleport a body's base link frame: position (3,), orientation (a quaternion x, y, z, w,
+        a rotation matrix (3, 3) or roll, pitch, yaw in rad), world-frame velocities (of the COM)."""
         bid = lookup(self.bodies, body, "body", "the simulation")
         set_base_pose(self.client, bid, position, orientation, linear_velocity, angular_velocity)
         self._changed()
