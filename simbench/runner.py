@@ -33,6 +33,8 @@ A script can run itself with ``python SCRIPT.py [options]`` by ending with::
 from __future__ import annotations
 
 import argparse
+import inspect
+import logging
 import math
 import os
 import runpy
@@ -168,18 +170,40 @@ def _script_frames(exc: BaseException, script: Path):
     return None
 
 
-def _scene_from(value: Any, base: Path):
-    """The scene argument for Simulation from SCENE / --scene."""
+def _check_main(main: Any, script: Path) -> None:
+    """A usage error, before any server starts, when ``main`` cannot be called as ``main(sim)``."""
+    try:
+        sig = inspect.signature(main)
+    except (TypeError, ValueError):   # a callable without a signature: tried at run time
+        return
+    try:
+        sig.bind(None)
+    except TypeError:
+        where = f"{script.name}:{main.__code__.co_firstlineno}" if hasattr(main, "__code__") else script.name
+        raise SimbenchError(f"{where}: main{sig} cannot be called as main(sim); a scenario script needs "
+                            f"'def main(sim): ...' (one argument, the Simulation)") from None
+
+
+def _scene_from(value: Any, base: Path, label: str = "SCENE"):
+    """The scene argument for Simulation from SCENE / --scene (``label`` names it in messages)."""
     from .bullet.scene import Scene
 
     if value is None or isinstance(value, Scene):
         return value
     if isinstance(value, Mapping):
-        return Scene.from_dict(value, base_dir=base, source=f"SCENE of {base}")
+        return Scene.from_dict(value, base_dir=base, source=label)
     text = os.fspath(value)
     if text.endswith((".urdf", ".xacro")):  # a robot file (.urdf, .xacro, .urdf.xacro)
-        return Scene.from_dict({"body": [{"name": "robot", "urdf": text, "fixed_base": True}]},
-                               base_dir=base, source=text)
+        scene = Scene.from_dict({"body": [{"name": "robot", "urdf": text, "fixed_base": True}]},
+                                base_dir=base, source=text)
+        free = [i for i in scene.bodies[0].robot_model().issues if i.kind == "free_root"]
+        if free:   # legs or wheels welded to the world: said, as the scene's free arm is
+            logging.getLogger(__name__).warning(
+                "%s: a URDF given as the scene is mounted (fixed_base = true), but its root carries %d limbs "
+                "(%s), as a legged or wheeled robot's does; to let it stand, walk or roll, give a scene TOML "
+                "with this body and fixed_base = false", text, len(free[0].data["limbs"]),
+                ", ".join(free[0].data["limbs"]))
+        return scene
     path = Path(text).expanduser()
     # --scene (from the current folder) is named in messages as the user wrote it
     return Scene.from_toml(path if path.is_absolute() or base == Path.cwd() else base / path)
@@ -225,8 +249,10 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     if not callable(main):
         raise SimbenchError(f"{script} defines no main(sim) function; a scenario script needs "
                             f"'def main(sim): ...'")
+    _check_main(main, script)
     base = script.resolve().parent
-    scene_arg = _scene_from(scene, Path.cwd()) if scene is not None else _scene_from(namespace.get("SCENE"), base)
+    scene_arg = _scene_from(scene, Path.cwd(), "--scene") if scene is not None else \
+        _scene_from(namespace.get("SCENE"), base, f"SCENE of {script.name}")
     if duration is None:
         duration = namespace.get("DURATION")  # Simulation checks it (and dt)
     dt = float(dt if dt is not None else namespace.get("DT", 1 / 240))

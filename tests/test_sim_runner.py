@@ -400,3 +400,22 @@ def test_a_missing_script_suggests_only_alike_names(tmp_path, monkeypatch):
                     "scenario_free_body.py": "script not found: 'scenario_free_body.py'; did you mean "
                                              "'scripts/scenario_free_body.py'?",
                     "scrpt.py": "script not found: 'scrpt.py'; did you mean 'script.py'?"}, said
+
+
+def test_a_legged_urdf_given_as_the_scene_is_said_to_be_mounted(tmp_path):
+    """`run --scene robot.urdf` mounts the robot (a one-body scene, fixed_base = true); for a
+    robot whose root carries legs (a1: four hips, as its file says) that is said in one warning
+    line, so that nobody wonders why the dog floats (a walkthrough's quadruped got nq 12 and no
+    word); an arm (the iiwa) gets no line."""
+    (tmp_path / "dog.py").write_text("def main(sim):\n    print('nq', sim.model.nq)\n")
+    said = {}
+    for urdf in ("pybullet_data:a1/a1.urdf", "pybullet_data:kuka_iiwa/model.urdf"):
+        proc = subprocess.run([sys.executable, "-m", "simbench", "run", "dog.py", "--scene", urdf, "--direct"],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        said[urdf] = [ln for ln in proc.stderr.splitlines() if "warning" in ln]
+    assert said["pybullet_data:kuka_iiwa/model.urdf"] == []
+    (line,) = said["pybullet_data:a1/a1.urdf"]
+    assert line.startswith("simbench run: warning: pybullet_data:a1/a1.urdf: a URDF given as the scene is mounted "
+                           "(fixed_base = true), but its root carries 4 limbs (FR_hip, FL_hip, RR_hip, RL_hip)")
+    assert "give a scene TOML with this body and fixed_base = false" in line
