@@ -12,18 +12,22 @@ A package is looked up, in this order, in
    or a folder NAME beside one of them (which is also what PyBullet tries by itself).
 
 :func:`resolve_uri` turns a mesh filename of a URDF (``package://``, ``file://``, relative or
-absolute) into a file and lists the paths it tried. The command line sets a default map for the
-whole command with :func:`package_defaults`; API calls pass ``package_map=``.
+absolute) into a file and lists the paths it tried; for a file not found, the closest existing
+mesh files (in the folder it names and the folders beside it, written as the URI was:
+``meshes/bal.obj`` -> ``meshes/ball.obj``), for a package not found the closest known package
+names (:func:`known_packages`). The command line sets a default map for the whole command with
+:func:`package_defaults`; API calls pass ``package_map=``.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import difflib
 import functools
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +40,15 @@ FILE_SCHEME = "file://"
 #: folders never entered while searching ROS_PACKAGE_PATH (as rospack skips them)
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "build", "devel", "install", "log", "node_modules"}
 _CRAWL_DEPTH = 6
+#: mesh formats PyBullet reads (by extension, any case); others make it refuse the file
+MESH_FORMATS = (".obj", ".stl", ".dae", ".vtk")
+#: a missing file's suggestions look at no more than this many folder entries in all, at most
+#: this many folders below where they start, and at this many entries of one folder for packages
+_NEAR_ENTRIES = 2000
+_NEAR_DEPTH = 4
+_NEAR_PACKAGES = 300
+#: of the close names, those this much less alike than the closest are not suggested
+_NEAR_MARGIN = 0.05
 
 PackageMap = Mapping[str, "str | os.PathLike[str]"]
 
@@ -59,6 +72,10 @@ class Resolution:
     #: it was looked for
     package_found: bool = True
     searched: tuple[str, ...] = ()
+    #: for a file not found: existing files of nearly its path, written the way ``uri`` is
+    near: tuple[str, ...] = ()
+    #: for a package not found: the known packages of nearly its name
+    near_packages: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -67,10 +84,14 @@ class Resolution:
     def explain(self) -> str:
         """One line: what was looked for and where."""
         if not self.package_found:
+            hint = misspelled_package(self.package or "")
+            if not hint and self.near_packages:
+                hint = f"; did you mean package {' or '.join(map(repr, self.near_packages))}?"
             return (f"{shown_path(self.uri)} not found: package {shown(self.package)} is in none of "
                     f"{', '.join(self.searched)}; give its folder with --package "
-                    f"{self.package}=DIR or ROS_PACKAGE_PATH{misspelled_package(self.package or '')}")
-        return f"{shown_path(self.uri)} not found (tried {', '.join(self.tried)})"
+                    f"{self.package}=DIR or ROS_PACKAGE_PATH{hint}")
+        hint = f"; did you mean {' or '.join(map(repr, self.near))}?" if self.near else ""
+        return f"{shown_path(self.uri)} not found (tried {', '.join(self.tried)}){hint}"
 
 
 def parse_package_map(items: Sequence[str] | PackageMap | None,
@@ -196,28 +217,183 @@ def resolve_uri(uri: str, *, base_dir: str | os.PathLike[str], package_map: Pack
     base = Path(base_dir)
     tried: list[Path] = []
     package, package_found, searched = None, True, []
+    # where a close file is looked for when none is found: (the folder the path is relative to,
+    # the path, whether folders beside the missing one are looked in); how the URI writes a path
+    near: list[tuple[Path, str, bool]] = []
+    prefix = ""
     if uri.startswith(PACKAGE_SCHEME):
         rest = uri[len(PACKAGE_SCHEME):]
         package, _, rel = rest.partition("/")
         roots, searched = find_package(package, package_map=package_map, near=urdf or base / "_")
         package_found = bool(roots)
         tried.extend(root / rel for root in roots)
-    elif uri.startswith(FILE_SCHEME):
-        tried.append(Path(uri[len(FILE_SCHEME):]))
+        near.extend((root, rel, True) for root in roots)
+        prefix = f"{PACKAGE_SCHEME}{package}/"
+    elif uri.startswith(FILE_SCHEME) or Path(uri).expanduser().is_absolute():
+        path = Path(uri[len(FILE_SCHEME):] if uri.startswith(FILE_SCHEME) else uri).expanduser()
+        tried.append(path)
+        near.append((path.parent.parent, path.relative_to(path.parent.parent).as_posix(), True))
+        prefix = (FILE_SCHEME if uri.startswith(FILE_SCHEME) else "") + \
+            path.parent.parent.as_posix().rstrip("/") + "/"
     else:
-        path = Path(uri).expanduser()
-        if path.is_absolute():
-            tried.append(path)
-        else:
-            tried.append(base / path)
-            tried.extend(anc / path for anc in _ancestors(base.parent))
+        tried.append(base / uri)
+        tried.extend(anc / uri for anc in _ancestors(base.parent))
+        # the URDF's folder and the one above: beside the missing folder too; further up (where
+        # PyBullet also looks), only in the folder named
+        near.extend((anc, uri, i < 2) for i, anc in enumerate(_ancestors(base)))
     tried = list(dict.fromkeys(tried))
     for path in tried:
         if path.is_file():
             return Resolution(uri, path.resolve(), tuple(map(str, tried)), package, package_found,
                               tuple(searched))
     shown = tuple(map(str, tried[:6])) + ((f"... {len(tried) - 6} more",) if len(tried) > 6 else ())
-    return Resolution(uri, None, shown, package, package_found, tuple(searched))
+    close = tuple(prefix + n for n in _near_files(near)) if package_found else ()
+    close_packages = () if package_found else tuple(_best(package or "", known_packages(
+        package_map=package_map, near=urdf or base / "_")))
+    return Resolution(uri, None, shown, package, package_found, tuple(searched), close, close_packages)
+
+
+def known_packages(*, package_map: PackageMap | None = None,
+                   near: str | os.PathLike[str] | None = None) -> set[str]:
+    """The names of the packages :func:`find_package` would find: those of the package map,
+    ``ROS_PACKAGE_PATH`` and ``AMENT_PREFIX_PATH``, and above ``near`` the ``package.xml`` names
+    of its folders and of the folders beside them (a workspace's other packages)."""
+    names = set(effective_map(package_map))
+    for entry in _split(os.environ.get("ROS_PACKAGE_PATH", "")):
+        names.update(_crawl(entry))
+    folders = [Path(prefix) / "share" for prefix in _split(os.environ.get("AMENT_PREFIX_PATH", ""))]
+    names.update(p.name for share in folders for p in _subfolders(share))
+    if near is not None:
+        for folder in _ancestors(Path(near).parent):
+            for candidate in [folder, *_subfolders(folder)]:
+                name = _package_name(candidate)
+                if name:
+                    names.add(name)
+    return names
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The first :data:`_NEAR_PACKAGES` folders in ``folder`` (not hidden), or none."""
+    out: list[Path] = []
+    try:
+        with os.scandir(folder) as entries:
+            for i, entry in enumerate(entries):
+                if i >= _NEAR_PACKAGES:
+                    break
+                if not entry.name.startswith(".") and entry.is_dir():
+                    out.append(Path(entry.path))
+    except OSError:
+        pass
+    return out
+
+
+def _likeness(name: str, other: str) -> float:
+    """How alike two names are (0 to 1, case ignored), as :func:`difflib.get_close_matches` has it."""
+    return difflib.SequenceMatcher(None, name.casefold(), other.casefold()).ratio()
+
+
+#: how alike (0 to 1) a name must be to be suggested: :func:`closest`'s cutoff
+_CUTOFF = 0.5
+
+
+def _best(name: str, valid: Iterable[str]) -> list[str]:
+    """Of the names :func:`closest` finds for ``name``, the most alike and those within
+    :data:`_NEAR_MARGIN` of it."""
+    scored = sorted(((_likeness(name, c), c) for c in closest(name, valid, n=10)), key=lambda sc: -sc[0])
+    return [c for score, c in scored if score >= scored[0][0] - _NEAR_MARGIN][:3] if scored else []
+
+
+def _best_file(want: str, found: Iterable[str]) -> list[str]:
+    """Of the paths ``found``, those nearest ``want``, as :func:`closest` has it but part by part:
+    the same path but for case, else those whose file name (without its suffix) and folder are
+    each alike enough, the most alike name first and then the most alike folder, each within
+    :data:`_NEAR_MARGIN` of the best: ``meshes/link_3.stl`` -> ``meshes/link3.stl`` (not
+    ``meshes/link.stl`` too), ``mesh/link3.stl`` -> ``meshes/link3.stl``."""
+    found = sorted(set(found))
+    same = [f for f in found if f.casefold() == want.casefold()]
+    if same:
+        return same[:3]
+
+    def parts(path: str) -> tuple[str, str]:
+        folder, _, name = path.rpartition("/")
+        return folder, name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+
+    folder, stem = parts(want)
+    matcher = difflib.SequenceMatcher()   # as get_close_matches: the quick bounds first
+    matcher.set_seq2(stem.casefold())
+    folders: dict[str, float] = {}
+    scored = []
+    for f in found:
+        other_folder, other = parts(f)
+        matcher.set_seq1(other.casefold())
+        if matcher.real_quick_ratio() < _CUTOFF or matcher.quick_ratio() < _CUTOFF:
+            continue
+        alike = matcher.ratio()
+        if other_folder not in folders:
+            folders[other_folder] = _likeness(folder, other_folder)
+        if alike >= _CUTOFF and folders[other_folder] >= _CUTOFF:
+            scored.append((alike, folders[other_folder], f))
+    for i in (0, 1):
+        best = max((s[i] for s in scored), default=0.0)
+        scored = [s for s in scored if s[i] >= best - _NEAR_MARGIN]
+    return sorted((s[2] for s in scored), key=lambda f: (-_likeness(want, f), f))[:3]
+
+
+def _near_files(places: Sequence[tuple[Path, str, bool]]) -> list[str]:
+    """Existing files of nearly the missing path, each as a path from its place's folder: for
+    each place (a folder, the path from it, ``beside``), the files in the folder the path names,
+    and with ``beside`` in the folders next to it too (``mesh/link.stl`` -> ``meshes/link.stl``);
+    mesh files and files of the path's suffix only. At most :data:`_NEAR_ENTRIES` folder entries
+    are looked at in all."""
+    budget = [_NEAR_ENTRIES]
+    found: set[str] = set()
+    want = ""
+    for anchor, rel, beside in places:
+        target = Path(os.path.normpath(anchor / rel))
+        top = Path(os.path.commonpath([os.path.normpath(anchor), target.parent]))
+        scope = target.parent.parent if beside else target.parent
+        if not scope.is_relative_to(top):
+            scope = top
+        while beside and not scope.is_dir() and scope != top:
+            scope = scope.parent
+        if not scope.is_dir():
+            continue
+        suffixes = set(MESH_FORMATS) | {target.suffix.lower()}
+        depth = min(len(target.relative_to(scope).parts), _NEAR_DEPTH)
+        want = want or os.path.relpath(target, anchor).replace(os.sep, "/")
+        head = os.path.relpath(scope, anchor).replace(os.sep, "/") + "/"
+        head = "" if head == "./" else head
+        found.update(head + file for file in _files_below(scope, depth, suffixes, budget))
+    return _best_file(want, found)
+
+
+def _files_below(folder: Path, depth: int, suffixes: set[str], budget: list[int]) -> list[str]:
+    """The files with a suffix of ``suffixes`` (any case) at most ``depth`` levels into
+    ``folder`` (1: in it), as paths from it ('meshes/link.stl'), breadth first, while
+    ``budget[0]`` (folder entries) lasts."""
+    out: list[str] = []
+    level = [(str(folder), "")]
+    for _ in range(depth):
+        below: list[tuple[str, str]] = []
+        for current, rel in level:
+            if budget[0] <= 0:
+                return out
+            try:
+                with os.scandir(current) as entries:
+                    for entry in entries:
+                        if budget[0] <= 0:
+                            return out
+                        budget[0] -= 1
+                        if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                            continue
+                        if entry.is_dir():
+                            below.append((entry.path, f"{rel}{entry.name}/"))
+                        elif os.path.splitext(entry.name)[1].lower() in suffixes:
+                            out.append(rel + entry.name)
+            except OSError:
+                continue
+        level = below
+    return out
 
 
 # ---------------------------------------------------------------------- helpers
@@ -289,4 +465,5 @@ def _crawl(entry: str) -> dict[str, tuple[Path, ...]]:
 
 
 __all__ = ["Resolution", "PackageMap", "parse_package_map", "package_defaults", "effective_map",
-           "find_package", "misspelled_package", "resolve_uri", "PACKAGE_SCHEME", "FILE_SCHEME"]
+           "find_package", "known_packages", "misspelled_package", "resolve_uri", "MESH_FORMATS",
+           "PACKAGE_SCHEME", "FILE_SCHEME"]

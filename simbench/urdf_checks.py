@@ -31,10 +31,7 @@ from typing import Any
 
 from .errors import URDFError, UnknownNameError, closest, shown, shown_path
 from .issues import ModelIssue
-from .packages import PackageMap, Resolution, resolve_uri
-
-#: mesh formats PyBullet reads (by extension, any case); others make it refuse the file
-MESH_FORMATS = (".obj", ".stl", ".dae", ".vtk")
+from .packages import MESH_FORMATS, PackageMap, Resolution, resolve_uri
 #: the leading number of a token, as C's ``atof`` reads it (also :mod:`simbench.urdf_model`'s)
 _NUMBER_PREFIX = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 #: shape element -> attributes PyBullet requires

@@ -86,7 +86,9 @@ class UrdfSource:
         refused = self.refusals
         if refused:
             more = f" (and {len(refused) - 1} more; see simbench info)" if len(refused) > 1 else ""
-            raise URDFError(f"{self.label}: {refused[0].element}: {refused[0].message}; "
+            message = refused[0].message  # "...; did you mean 'meshes/ball.obj'? PyBullet ..."
+            joint = " " if message.endswith("?") else "; "
+            raise URDFError(f"{self.label}: {refused[0].element}: {message}{joint}"
                             f"PyBullet cannot load this file{more}")
 
     def needs_copy(self) -> bool:
