@@ -31,6 +31,10 @@ def _strip_geometry(root: Any) -> Any:
     return root
 
 
+#: what PyBullet 3.2 makes of a zero <axis>, by joint code (loadURDF, getLinkState and
+#: calculateInverseDynamics on such a file)
+_ZERO_AXIS_IN_PYBULLET = {PRISMATIC: "the joint never moves its link",
+                          REVOLUTE: "puts the link at NaN (its inverse dynamics fail)"}
 _FLOATS = {"origin": {"xyz": 3, "rpy": 3}, "axis": {"xyz": 3}, "mass": {"value": 1},
            "inertia": {a: 1 for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")},
            "limit": {a: 1 for a in ("lower", "upper", "effort", "velocity")},
@@ -201,7 +205,11 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         norm = float(np.linalg.norm(axis))
         if code in (REVOLUTE, PRISMATIC):
             if norm == 0:
-                raise URDFError(f"{source}: {where} <axis xyz={axis.tolist()}>: a zero axis")
+                xyz = " ".join(f"{v:g}" for v in axis)
+                raise URDFError(f"{source}: {where} <axis xyz=\"{xyz}\"/>: a zero axis; expected a "
+                                f"non-zero direction, e.g. <axis xyz=\"0 0 1\"/> (URDF's default, "
+                                f"without <axis>, is 1 0 0); PyBullet loads it without a warning and "
+                                f"{_ZERO_AXIS_IN_PYBULLET[code]}")
             if abs(norm - 1) > 1e-9:
                 issues.append(ModelIssue("axis_not_unit", where, f"axis {axis.tolist()} has length "
                                          f"{norm:.6g}; normalised", {"joint": jt.name, "axis": axis.tolist()}))

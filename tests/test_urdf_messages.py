@@ -6,11 +6,14 @@ was expected and the closest valid choice:
   ``package://my_robot/mesh/...`` -> ``package://my_robot/meshes/...``), and a package not found
   the closest known package (``package://my_robt/`` -> ``my_robot``), in ``simbench info``'s
   issues, in ``RobotModel.from_urdf``'s ``model.issues`` and in the one-line error of a scene
-  load (``simbench view``).
+  load (``simbench view``);
+* a zero ``<axis>`` says what is expected, and what PyBullet does with it.
 
 Oracles: the files written next to the URDF (the suggestion must be one of them, and the URDF
-with the suggestion put in loads in PyBullet).
+with the suggestion put in loads in PyBullet), and PyBullet itself for what it makes of a zero
+axis (``loadURDF`` takes the file; getJointState/getLinkState/calculateInverseDynamics show it).
 """
+import math
 import os
 import subprocess
 import sys
@@ -20,6 +23,7 @@ import pytest
 
 import simbench
 from simbench import packages
+from simbench.errors import URDFError
 from simbench.urdf_source import load_source
 
 INERT = '<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
@@ -141,3 +145,43 @@ def test_the_search_for_close_files_is_bounded(tmp_path, monkeypatch):
     model = simbench.RobotModel.from_urdf(tmp_path / "big/r.urdf")
     assert "not found" in model.issues[0].message
     assert 0 < seen[0] <= packages._NEAR_ENTRIES + 1
+
+
+# ---------------------------------------------------------------------- a zero axis
+def axis_urdf(jtype):
+    return (f'<robot name="r"><link name="base">{INERT}</link><link name="arm">{INERT}</link>'
+            f'<joint name="slide" type="{jtype}"><parent link="base"/><child link="arm"/><axis xyz="0 0 0"/>'
+            '<limit lower="-1" upper="1" effort="10" velocity="1"/></joint></robot>')
+
+
+ZERO = ("joint 'slide' <axis xyz=\"0 0 0\"/>: a zero axis; expected a non-zero direction, e.g. "
+        "<axis xyz=\"0 0 1\"/> (URDF's default, without <axis>, is 1 0 0); "
+        "PyBullet loads it without a warning and ")
+NAN = "puts the link at NaN (its inverse dynamics fail)"
+SAID = {"prismatic": "the joint never moves its link", "revolute": NAN, "continuous": NAN}
+
+
+@pytest.mark.parametrize("jtype", sorted(SAID))
+def test_zero_axis_says_what_is_expected_and_what_pybullet_does(tmp_path, direct_client, jtype):
+    path = tmp_path / "r.urdf"
+    path.write_text(axis_urdf(jtype))
+    expected = f"{path}: {ZERO}{SAID[jtype]}"
+    info = cli(["info", "r.urdf"], tmp_path)
+    assert info.returncode == 2 and info.stderr == f"simbench info: error: {expected}\n", info.stderr
+    with pytest.raises(URDFError) as err:
+        simbench.RobotModel.from_urdf(path)
+    assert str(err.value) == expected
+    # oracle: PyBullet takes the file, and does what the message says
+    body = p.loadURDF(str(path), useFixedBase=True, physicsClientId=direct_client)
+    assert p.getJointInfo(body, 0, physicsClientId=direct_client)[13] == (0.0, 0.0, 0.0)
+    if jtype == "prismatic":
+        p.setJointMotorControl2(body, 0, p.VELOCITY_CONTROL, targetVelocity=1, force=100,
+                                physicsClientId=direct_client)
+        for _ in range(50):
+            p.stepSimulation(physicsClientId=direct_client)
+        assert p.getJointState(body, 0, physicsClientId=direct_client)[0] == 0.0
+        assert p.getLinkState(body, 0, physicsClientId=direct_client)[4] == (0.0, 0.0, 0.0)
+    else:
+        assert all(math.isnan(v) for v in p.getLinkState(body, 0, physicsClientId=direct_client)[4])
+        with pytest.raises(Exception):
+            p.calculateInverseDynamics(body, [0.0], [0.0], [0.0], physicsClientId=direct_client)
