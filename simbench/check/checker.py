@@ -43,7 +43,7 @@ from .floating import FloatingBaseConvention
 from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
 from .targets import FLOATING_ORIENTATION, Target, corpus_targets, resolve_target
-from .usercode import FunctionNotFound, UserCodeFault
+from .usercode import FunctionNotFound, UserCodeFault, looks_like
 
 logger = logging.getLogger(__name__)
 
@@ -168,6 +168,27 @@ def _off_truth(model: RobotModel, tau: np.ndarray, M: np.ndarray, truth: tuple[n
     return f"M differs by {float(d.max()):.3g} at entry ({labels[a]!r}, {labels[b]!r})"
 
 
+def _pin_order(model: RobotModel, xml: str | bytes | None) -> list[int] | None:
+    """Pinocchio's index of each of our velocity entries when it parses the file (None without it)."""
+    try:
+        with captured_output():
+            return [int(k) for k in PinocchioDynamics.from_urdf(model, xml).map.pin_of_v]
+    except Exception:  # Pinocchio missing or refusing the file: no such hypothesis
+        return None
+
+
+def _diagnose(res: RobotResult, target: Target, model: RobotModel, q: np.ndarray, qd: np.ndarray,
+              qdd: np.ndarray, tau: np.ndarray, M: np.ndarray, truth: tuple[np.ndarray, np.ndarray],
+              tol: float, ref: SimbenchDynamics) -> str:
+    """'; looks like: ...' when a verified hypothesis explains the user's FAIL (kept in
+    ``res.looks_like``), else ''."""
+    hyp = looks_like(model, q, qd, qdd, tau, M, truth, tol,
+                     lambda a, b, c, g: ref.tau(model, a, b, c, g), lambda a: ref.M(model, a),
+                     _pin_order(model, target.xml) if not model.floating_base else None)
+    res.looks_like = hyp
+    return f"; looks like: {hyp}" if hyp else ""
+
+
 def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: int = 0, tol: float = 1e-8,
                    pinocchio: bool = True) -> RobotResult:
     """Check one resolved target with the dynamics under test; see the module docstring."""
@@ -261,7 +282,8 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
                 return done(FAIL, f"{dyn.label} agrees with PyBullet, which here {does} ({', '.join(kinds)}); "
                                   f"against the true dynamics {off}")
             return done(FAIL, f"unexplained: {dyn.label} differs from PyBullet, which here {does} "
-                              f"({', '.join(kinds)}), and from the true dynamics: {off}")
+                              f"({', '.join(kinds)}), and from the true dynamics: {off}"
+                        + _diagnose(res, target, model, q, qd, qdd, tau, M, truth, tol, ref))
         if err.within(tol):
             if dyn.trusted and not err.within(1e-12):
                 # a small residual: PyBullet stores inertia as principal moments + rotation
@@ -289,6 +311,8 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
                                  f"Pinocchio ({measure(tau, M, *voice).brief()})")
         if voice is not None and measure(*voice, tau_b, M_b).within(tol):
             reason += "; Pinocchio agrees with PyBullet, so the dynamics under test is wrong"
+        if truth is not None and ref_err is not None and ref_err.within(tol):  # the truth is PyBullet's here
+            reason += _diagnose(res, target, model, q, qd, qdd, tau, M, truth, tol, ref)
         if dyn.trusted:
             rebuild, changed = from_dynamics_info(model, bullet)
             if changed:  # a hint, not an explanation: PyBullet holds other inertials than the file

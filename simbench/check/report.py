@@ -103,6 +103,7 @@ class RobotResult:
     worst: dict[str, Any] | None = None
     pinocchio: dict[str, Any] | None = None
     seconds: float = 0.0
+    looks_like: str | None = None  # a verified guess at what a user's FAILing dynamics got wrong
 
     def line(self) -> str:
         """One line: verdict, target, errors, and the reason or the causes."""
@@ -128,7 +129,8 @@ class RobotResult:
                 "reason": self.reason, "dof": self.dof, "samples": self.samples,
                 "errors": self.errors.as_dict() if self.errors else None,
                 "causes": [c.as_dict() for c in self.causes], "notes": list(self.notes),
-                "worst": self.worst, "pinocchio": self.pinocchio, "seconds": round(self.seconds, 4)}
+                "worst": self.worst, "pinocchio": self.pinocchio, "seconds": round(self.seconds, 4),
+                "looks_like": self.looks_like}
 
 
 def _counted(n: object, thing: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import math
 import os
 import signal
 import sys
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import shown
+from ..model import RobotModel
 from .report import ERROR, FAIL
 
 
@@ -229,6 +231,105 @@ def evaluate(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.nd
     return tau, M
 
 
+# ---------------------------------------------------------------------- what a FAIL looks like
+# A user's dynamics that FAILs: the most likely bug, from the numbers already at hand. Each
+# hypothesis is a cheap rewrite of the true dynamics (the judge the FAIL was measured against):
+# gravity negated or zero, the Coriolis and centrifugal terms left out (M qdd + g), a constant
+# factor (units), the joints in another order (reversed, Pinocchio's order of the URDF, sorted by
+# name), float32 output. One is said only when the user's numbers match it to the check's
+# tolerance on every sample (tau, and M where the rewrite changes it predictably).
+
+#: constant factors that have a name (a unit mistake)
+FACTORS = {100.0: "x100 (N cm instead of N m?)", 0.01: "x0.01", 1000.0: "x1000 (N mm instead of N m?)",
+           0.001: "x0.001", 180 / math.pi: "x180/pi (degrees instead of radians?)",
+           math.pi / 180: "xpi/180 (radians read as degrees?)", -1.0: "x-1 (the sign of every torque)"}
+
+#: float32's unit roundoff: a float64 result rounded to float32 is off by at most this, relatively
+F32_EPS = 2.0 ** -24
+
+
+def _within(tau: np.ndarray, tau_h: np.ndarray, tol: float) -> float | None:
+    """max |tau - tau_h| when it is within ``tol * max(1, max |tau_h|)``, else None."""
+    d = float(np.max(np.abs(tau - tau_h))) if tau.size else 0.0
+    return d if d <= tol * max(1.0, float(np.max(np.abs(tau_h)))) else None
+
+
+def _permutations(model: RobotModel, pin_order: list[int] | None) -> list[tuple[str, np.ndarray]]:
+    """Joint orders a user may have used instead of ``model.joint_names``: (name, p) with the
+    user's entry ``k`` being our joint ``p[k]``."""
+    n = model.nv
+    out = [("reversed", np.arange(n)[::-1])]
+    if pin_order is not None and list(pin_order) != list(range(n)):
+        out.append(("Pinocchio's order of the URDF", np.argsort(np.asarray(pin_order))))
+    names = list(model.joint_names)
+    by_name = np.argsort(names, kind="stable")
+    out.append(("sorted by name", by_name))
+    seen: set[tuple[int, ...]] = set()
+    unique = []
+    for name, p in out:
+        key = tuple(int(x) for x in p)
+        if key != tuple(range(n)) and key not in seen:
+            seen.add(key)
+            unique.append((name, np.asarray(p, int)))
+    return unique
+
+
+def looks_like(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
+               M: np.ndarray, truth: tuple[np.ndarray, np.ndarray], tol: float,
+               tau_of: Callable[..., np.ndarray], M_of: Callable[[np.ndarray], np.ndarray],
+               pin_order: list[int] | None = None) -> str | None:
+    """The first verified hypothesis for the user's ``(tau, M)`` against ``truth``; None when no
+    hypothesis matches. ``tau_of(q, qd, qdd, gravity)`` and ``M_of(q)``: the true dynamics of
+    the model (batched); ``pin_order``: Pinocchio's index of each of our joints, if known."""
+    T, MT = truth
+    g = np.asarray(model.gravity, float)
+    if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(M))):
+        return None
+    # float32: every torque is a float32 and the error is rounding (relative, per entry)
+    if np.array_equal(tau.astype(np.float32).astype(float), tau):
+        floor = 1e-6 * float(np.max(np.abs(T))) if T.size else 0.0
+        worst = float(np.max(np.abs(tau - T) / np.maximum(np.abs(T), floor))) if floor > 0 else 0.0
+        if 0 < worst <= 64 * F32_EPS:
+            return (f"float32 output (every torque is a float32; relative error up to {worst:.1e}, "
+                    f"float32's resolution is {F32_EPS:.1e}: jax's default dtype)")
+    same_M = _within(M, MT, tol) is not None
+    if same_M:
+        for what, gh in (("gravity with the wrong sign", -g), ("gravity left out", np.zeros(3))):
+            if not np.any(g):
+                break
+            d = _within(tau, tau_of(q, qd, qdd, gh), tol)
+            if d is not None:
+                return f"{what} (matches to {d:.1e} with g {'negated' if np.any(gh) else '= 0'})"
+        if np.any(qd):
+            d = _within(tau, tau_of(q, np.zeros_like(qd), qdd, g), tol)
+            if d is not None:
+                return (f"Coriolis and centrifugal terms left out (tau = M qdd + g matches to {d:.1e})")
+    # a constant factor on everything (tau and M)
+    denom = float(np.sum(T * T))
+    if denom > 0:
+        c = float(np.sum(tau * T)) / denom
+        if c != 0 and abs(c - 1) > 1e-6:
+            d = _within(tau, c * T, tol)
+            if d is not None and _within(M, c * MT, tol) is not None:
+                named = next((text for f, text in FACTORS.items() if abs(c / f - 1) <= 1e-6), None)
+                return (f"every torque and mass-matrix entry scaled by {c:.6g}"
+                        + (f", {named}" if named else "") + f" (matches to {d:.1e})")
+    # joints in another order: the user's f treats our q as its own order
+    if not model.floating_base and model.nq == model.nv and model.nv > 1:
+        for name, p in _permutations(model, pin_order):
+            inv = np.argsort(p)
+            # the user's entry k is our joint p[k]: f(x) = P T(P^T x), i.e. T(x[inv])[p] in our indices
+            tau_h = tau_of(q[:, inv], qd[:, inv], qdd[:, inv], g)[:, p]
+            d = _within(tau, tau_h, tol)
+            if d is not None:
+                M_h = M_of(q[:, inv])[:, p][:, :, p]
+                if _within(M, M_h, tol) is not None:
+                    order = [model.joint_names[int(k)] for k in p]
+                    return (f"joints in another order: {name} ({', '.join(order[:4])}"
+                            f"{', ...' if len(order) > 4 else ''}), not joint_names order (matches to {d:.1e})")
+    return None
+
+
 # ---------------------------------------------------------------------- the worker process
 def _die_with_parent() -> None:
     """End this worker when the check that started it ends (even by SIGKILL): Linux's
@@ -291,5 +392,5 @@ def serve(conn: Any) -> None:
             return
 
 
-__all__ = ["UserCodeFault", "FunctionNotFound", "split_spec", "defined_at", "signature_problem", "load_function", "as_torques", "call",
+__all__ = ["looks_like", "FACTORS", "UserCodeFault", "FunctionNotFound", "split_spec", "defined_at", "signature_problem", "load_function", "as_torques", "call",
            "evaluate", "serve", "serve_fd"]
