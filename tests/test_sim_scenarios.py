@@ -12,6 +12,7 @@ Measured on the development machine (numbers printed by the scripts):
 * free box (intermediate axis) over 10 s: RKMK4 energy error 3.4e-10, momentum 8e-9; PyBullet's
   body angular velocity equals our Lie-group Euler to 4e-12 rad/s (energy error 9.6 %).
 """
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ import pybullet as p
 import pytest
 from PIL import Image
 
+from simbench.paths import resolve_path
 from simbench.runner import load_script, run_script
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -54,9 +56,13 @@ def test_pendulum_vs_pybullet_energy_and_integrator(tmp_path):
     assert Path(v["plot"]).stat().st_size > 10_000
 
 
+BASE_MASS = float(ET.parse(resolve_path("simbench:sim/pendulum3.urdf")).find("link/inertial/mass").get("value"))
+
+
 def test_pendulum_energy_function_matches_pybullet_link_states():
     """The scenario's energy K + P against one computed from PyBullet's own link states:
-    sum of 1/2 m v_c^2 + 1/2 w^T R I_c R^T w + m g z_c over the rods."""
+    sum of 1/2 m v_c^2 + 1/2 w^T R I_c R^T w + m g z_c over the rods, plus m g z_c of the fixed
+    base (sim.model stands where the scene puts it: both potentials are zero at the world origin)."""
     ns = load_script(SCRIPTS / "scenario_pendulum_vs_pybullet.py")
     import simbench
 
@@ -74,9 +80,10 @@ def test_pendulum_energy_function_matches_pybullet_link_states():
                 R = np.array(p.getMatrixFromQuaternion(st[1])).reshape(3, 3)
                 w, v = np.array(st[7]), np.array(st[6])
                 e_pb += 0.5 * m * v @ v + 0.5 * w @ R @ np.diag(inertia) @ R.T @ w + m * 9.81 * st[0][2]
-            e_ours = float(ns["energy"](model, q, qd))
-            base_z = ns["HEIGHT"]  # our potential is zero at the base frame, PyBullet's at the world origin
-            assert e_ours + 9.81 * model.link_mass[1:].sum() * base_z == pytest.approx(e_pb, abs=1e-9)
+            # the fixed base's constant m g z_c (PyBullet reports a fixed base's mass as 0: the file's)
+            e_pb += BASE_MASS * 9.81 * p.getBasePositionAndOrientation(r.id, physicsClientId=sim.client)[0][2]
+            e_ours = float(ns["energy"](model, q, qd))   # sim.model is placed at the scene's pose, so
+            assert e_ours == pytest.approx(e_pb, abs=1e-9)  # both potentials are zero at the world origin
 
 
 def test_free_body_flip_against_scipy(tmp_path):
