@@ -292,15 +292,20 @@ def _likeness(name: str, other: str) -> float:
     return difflib.SequenceMatcher(None, name.casefold(), other.casefold()).ratio()
 
 
-#: how alike (0 to 1) a name must be to be suggested: :func:`closest`'s cutoff
+#: how alike (0 to 1) a file's name and folder must be to be suggested: :func:`closest`'s cutoff
 _CUTOFF = 0.5
+#: how alike a package name must be: a misspelling (my_robt is 0.93 like my_robot), not a
+#: workspace's other package of the same prefix (simbench_tool is 0.58 like
+#: simbench_demo_description, the package that refers to it)
+_PACKAGE_CUTOFF = 0.75
 
 
-def _best(name: str, valid: Iterable[str]) -> list[str]:
-    """Of the names :func:`closest` finds for ``name``, the most alike and those within
-    :data:`_NEAR_MARGIN` of it."""
+def _best(name: str, valid: Iterable[str], cutoff: float = _PACKAGE_CUTOFF) -> list[str]:
+    """Of the names :func:`closest` finds for ``name``, the most alike, if at least ``cutoff``,
+    and those within :data:`_NEAR_MARGIN` of it."""
     scored = sorted(((_likeness(name, c), c) for c in closest(name, valid, n=10)), key=lambda sc: -sc[0])
-    return [c for score, c in scored if score >= scored[0][0] - _NEAR_MARGIN][:3] if scored else []
+    best = scored[0][0] if scored else 1.0
+    return [c for score, c in scored if score >= max(cutoff, best - _NEAR_MARGIN)][:3]
 
 
 def _best_file(want: str, found: Iterable[str]) -> list[str]:

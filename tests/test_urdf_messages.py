@@ -111,6 +111,15 @@ def test_a_known_package_is_suggested_from_ros_package_path_and_the_package_map(
     assert "missing_mesh" in info.stdout and "did you mean" not in info.stdout, info.stdout
 
 
+def test_a_package_of_the_same_prefix_is_no_suggestion():
+    """simbench's ROS example: arm_with_tool.urdf (in simbench_demo_description) refers to
+    simbench_tool, found only through ROS_PACKAGE_PATH; simbench_demo_description is known (its
+    package.xml is above the file) and difflib finds it 0.58 alike: not a misspelling."""
+    model = simbench.RobotModel.from_urdf("simbench:ros/simbench_demo_description/urdf/arm_with_tool.urdf")
+    [issue] = [i for i in model.issues if i.kind == "missing_mesh"]
+    assert issue.message.endswith("; give its folder with --package simbench_tool=DIR or ROS_PACKAGE_PATH")
+
+
 def test_nothing_close_suggests_nothing(tmp_path):
     write(tmp_path, {"robot/meshes/link.obj": OBJ, "robot/r.urdf": mesh_urdf("meshes/zzz.obj")})
     model = simbench.RobotModel.from_urdf(tmp_path / "robot/r.urdf")
