@@ -154,3 +154,40 @@ def test_the_default_scene_keeps_the_base_out_of_the_ground_pair_only_and_says_s
     columns = read_manifest(tmp_path / "o")["job"]["arrays"][2]["columns"]
     assert columns[:4] == ["distance(robot/(moving), ground)", "distance(robot, cube1)", "distance(robot, cube2)",
                            "distance(robot, cube3)"]
+
+
+def test_a_body_touching_the_base_to_round_off_gets_the_moving_column(scene, tmp_path, caplog):
+    """A box resting against the plate's edge (distance 0 to round-off, in every configuration)
+    would make distance(arm, touch) the same in every row, carrying nothing (a walkthrough's
+    torso on the ground: 2.2e-16 m in all rows); it is arm/(moving), as for a base inside a
+    body, its distances those of the moving links (direct getClosestPoints of links 0-2)."""
+    at = _world([-0.2, 0.0, 0.02])                     # the box's face on the plate's far edge
+    touching = scene.parent / "touch.toml"
+    touching.write_text(scene.read_text() + f'\n[[body]]\nname = "touch"\nurdf = "box.urdf"\nposition = {at}\n'
+                        'fixed_base = true\n')
+    md, n = 0.5, 60
+    res = sweep("collision", touching, samples=n, seed=5, out=tmp_path / "t", pairs="world", max_distance=md,
+                progress=False)
+    labels = [c[len("distance("):-1] for c in res.manifest["job"]["arrays"][2]["columns"]]
+    assert labels == ["arm, box", "arm/(moving), wallbox", "arm/(moving), touch"]
+    q, d = res.arrays()["q"], res.arrays()["distance"]
+    client = p.connect(p.DIRECT)
+    try:
+        arm = p.loadURDF(str(scene.parent / "arm.urdf"), ARM_AT.tolist(), p.getQuaternionFromEuler(WALL),
+                         useFixedBase=True, physicsClientId=client)
+        box = p.loadURDF(str(scene.parent / "box.urdf"), at, useFixedBase=True, physicsClientId=client)
+        plate = min(c[8] for c in p.getClosestPoints(arm, box, md, -1, -1, physicsClientId=client))
+        assert abs(plate) < 1e-6                         # the premise: touching, to round-off
+        truth = np.empty(n)
+        for i, row in enumerate(q):
+            for j, x in enumerate(row):
+                p.resetJointState(arm, j, x, physicsClientId=client)
+            truth[i] = min([c[8] for link in (0, 1, 2) for c in p.getClosestPoints(arm, box, md, link, -1,
+                                                                                   physicsClientId=client)],
+                           default=md)
+    finally:
+        p.disconnect(physicsClientId=client)
+    np.testing.assert_allclose(d[:, 2], np.minimum(truth, md), rtol=0, atol=1e-9)   # 60 configurations
+    assert d[:, 2].std() > 1e-3                         # a column that says something
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "touch" in r.getMessage()]
+    assert len(warned) == 1 and "column distance(arm/(moving), touch) leaves them out" in warned[0]

@@ -17,8 +17,8 @@ link, ``body/(base)`` the base link, ``robot/(moving)`` the robot's links that m
 
 A ``"world"`` pair is ``(robot, body)``, the detector's pair, unless the robot's fixed links
 (the base and the links welded to it, which never move with ``q``) are closer to that body than
-``margin``: then the whole robot would be in collision with it in every configuration (a base
-resting on the ground), so the pair is ``(robot/(moving), body)``, its columns say so
+``margin`` or touch it (:data:`TOUCHING`): then the whole robot would be in collision with it, or
+at the same distance, in every configuration (a base resting on the ground), so the pair is ``(robot/(moving), body)``, its columns say so
 (``distance(robot/(moving), ground)``) and one warning line gives the fixed links' distance.
 
 Configurations: uniform within the joint limits (:mod:`simbench.sweep.sampling`; joints without
@@ -42,6 +42,9 @@ DEFAULT_CHUNK = 10_000
 PAIR_SETS = ("all", "world", "self")
 
 
+#: fixed links this close to a body (m) touch it: their distance, the same in every row, would
+#: make the whole robot's column constant (a base resting exactly on the ground: 2.2e-16 m)
+TOUCHING = 1e-6
 #: ``robot/(moving)``: the robot's links that move with ``q`` (not its base, nor links welded to it)
 MOVING = "(moving)"
 
@@ -95,7 +98,7 @@ def _scene_pairs(loaded: Any, which: str, md: float, margin: float) -> tuple[lis
             pairs.append(pair)
             if fixed:
                 d = _fixed_distance(loaded, robot, fixed, pair[1], md)
-                if d < margin:
+                if d < margin + TOUCHING:   # a base resting on the ground, to round-off, too
                     moving[pair] = d
                     disabled += [(NamedCollisionObject(robot, s), pair[1]) for s in fixed]
     if which in ("all", "self"):
