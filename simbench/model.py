@@ -565,8 +565,9 @@ def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
     """An issue line when a fixed-base model's root looks like a free body: the root and the
     links welded to it by fixed joints have mass and carry two or more limbs (subtrees with
     movable joints), as legged robots, humanoids and wheeled bases do; welded to the world, such
-    a robot cannot fall, walk or roll."""
-    if model.floating_base or model.nlinks < 2:
+    a robot cannot fall, walk or roll. A root link named ``world`` says that the file means it
+    welded (the ROS convention)."""
+    if model.floating_base or model.nlinks < 2 or model.link_names[0] == "world":   # ROS's name for the world
         return ()
     codes = np.asarray(model.joint_type_code)
     tops, rigid = limb_roots(model.link_parent, [False] + [c != FIXED for c in codes])

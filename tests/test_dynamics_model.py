@@ -26,6 +26,31 @@ def test_arms_mounted_on_the_world_get_no_free_root_issue(path):
     assert not any(i.kind == "free_root" for i in RobotModel.from_urdf(path).issues)
 
 
+TORSO_ON_WORLD = """<robot name="torso">
+  <link name="world"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="torso"/><origin xyz="0 0 0.5"/></joint>
+  <link name="torso"><inertial><mass value="10"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  {arms}
+</robot>"""
+ARM = """<joint name="{s}_j" type="revolute"><parent link="torso"/><child link="{s}_arm"/><origin xyz="0 {y} 0.3"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="{s}_arm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>"""
+
+
+@pytest.mark.parametrize("root, said", [("world", False), ("stand", True)])
+def test_a_root_link_named_world_is_welded_as_ros_means_it(tmp_path, root, said):
+    """A two-armed torso under a massless root link and a fixed joint: ROS's `world` link says the
+    file means it welded (a walkthrough's torso got 'free_root ... use floating_base=True'); the
+    same tree under any other root name still looks free (2 limbs, 10 kg, counted from the file)."""
+    text = TORSO_ON_WORLD.format(arms=ARM.format(s="left", y=0.2) + ARM.format(s="right", y=-0.2)).replace(
+        "world", root)
+    (tmp_path / "t.urdf").write_text(text)
+    issues = [i for i in RobotModel.from_urdf(tmp_path / "t.urdf").issues if i.kind == "free_root"]
+    assert bool(issues) == said
+    if said:
+        assert issues[0].data["limbs"] == ["left_arm", "right_arm"] and issues[0].data["mass"] == 10.0
+
+
 def test_floating_base_sizes_labels_and_configurations():
     fixed = RobotModel.from_urdf("pybullet_data:humanoid/humanoid.urdf")
     model = fixed.with_floating_base()
