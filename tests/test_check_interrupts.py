@@ -64,3 +64,49 @@ def test_interrupted_corpus_check_writes_its_report(tmp_path, after):
     assert report["summary"]["exit_code"] == 130 and report["summary"]["interrupted"] is True
     assert report["settings"]["corpus"] == "pybullet_data"
     assert len(report["robots"]) < 45       # stopped before the corpus's 45 robots
+
+
+def _user_check(tmp_path, module, *extra):
+    (tmp_path / "userdyn.py").write_text(textwrap.dedent(module))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.Popen([sys.executable, "-m", "simbench.cli", "check", "simbench:planar_2r.urdf",
+                             "--dynamics", "userdyn:tau", "--no-pinocchio", "--json", "r.json", *extra],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigterm_is_recorded_as_sigterm(tmp_path):
+    """SIGTERM while the user's function runs: exit 143, and the JSON says 143 and SIGTERM (it
+    said 130 while the process exited 143)."""
+    proc = _user_check(tmp_path, """
+        import os, time
+        def tau(q, qd, qdd):
+            open("worker.pid", "w").write(str(os.getpid()))
+            time.sleep(600)
+    """)
+    for _ in range(600):
+        if (tmp_path / "worker.pid").exists():
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert proc.returncode == 143 == summary["exit_code"], err[-2000:]
+    assert summary["interrupted"] is True and summary["signal"] == "SIGTERM"
+    assert "terminated (SIGTERM); the results so far are in the reports" in err
+
+
+def test_timeout_bounds_the_import_of_the_users_module(tmp_path):
+    """--timeout 3 and a module that sleeps at import: the verdict within seconds (it waited 60 s),
+    the worker's own start not counted against the user."""
+    t0 = time.perf_counter()
+    proc = _user_check(tmp_path, """
+        import time
+        time.sleep(600)
+        def tau(q, qd, qdd):
+            return q
+    """, "--timeout", "3")
+    out, err = proc.communicate(timeout=120)
+    seconds = time.perf_counter() - t0
+    assert proc.returncode == 1, err[-2000:]
+    assert "userdyn:tau did not finish importing within 3 s (--timeout); the worker was stopped" in out
+    assert 3 < seconds < 30, seconds

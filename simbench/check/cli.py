@@ -8,9 +8,14 @@ the reports are written whatever the user's code does; Ctrl-C keeps what was don
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 from ..errors import SimbenchError, shown_path
@@ -47,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="check your own tau = f(q, qd, qdd) (joint_names order) instead of simbench's; "
                              "it runs in a worker process")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"per robot, for the --dynamics function (default {DEFAULT_TIMEOUT:g})")
+                        help=f"seconds per robot for the --dynamics function, and for importing its module "
+                             f"(default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--base-orientation", nargs="+", type=float, metavar="X",
                         help="fixed-base orientation of URDF targets: roll pitch yaw, or quaternion x y z w")
     parser.add_argument("--floating", action="store_true",
@@ -113,8 +119,35 @@ def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace,
             _say(f"  plot: {png}")
 
 
+@contextlib.contextmanager
+def _sigterm_seen() -> Iterator[list[int]]:
+    """SIGTERM raises KeyboardInterrupt (as the ``simbench`` command's own handler does) and is
+    recorded, so the report can say which signal stopped it (exit status 143, not 130)."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        got.append(signum)
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def run_cli(args: argparse.Namespace) -> int:
-    """Run ``simbench check``; the exit status (0, 1, 2 on a usage error, 130 interrupted)."""
+    """Run ``simbench check``; the exit status (0, 1, 2 on a usage error, 130 interrupted, 143
+    after SIGTERM)."""
+    with _sigterm_seen() as terminated:
+        return _run(args, terminated)
+
+
+def _run(args: argparse.Namespace, terminated: list[int]) -> int:
+    """:func:`run_cli` with ``terminated`` non-empty once SIGTERM has arrived."""
     corpus = getattr(args, "corpus", None)
     if not args.targets and not corpus:
         return _usage("give at least one TARGET (a URDF path, pybullet_data:NAME or SCENE.toml[:BODY]) "
@@ -162,6 +195,9 @@ def run_cli(args: argparse.Namespace) -> int:
             return _usage(str(exc))
         if targets is None:
             report.interrupted = True
+        if report.interrupted:
+            report.signal = "SIGTERM" if terminated else "SIGINT"
+        if targets is None:
             report.settings["corpus"] = args.corpus
         report.settings["strict"] = bool(args.strict)
         if not quiet:
@@ -176,8 +212,8 @@ def run_cli(args: argparse.Namespace) -> int:
     finally:
         dyn.close()
     if report.interrupted:
-        print("simbench check: interrupted; the results so far are in the reports", file=sys.stderr)
-    return report.exit_code(args.strict)  # 130 when interrupted, as the JSON says
+        print(f"simbench check: {report.stopped_by()}; the results so far are in the reports", file=sys.stderr)
+    return report.exit_code(args.strict)  # 130 when interrupted, 143 after SIGTERM, as the JSON says
 
 
 __all__ = ["add_arguments", "run_cli"]

@@ -48,20 +48,20 @@ def _seconds(t: float | None) -> str:
     return f"{t:g} s"
 
 
-#: seconds the import of the user's module may take at least (whatever the per-robot timeout):
-#: a module that imports numba-compiled code takes seconds on a busy machine
-IMPORT_TIMEOUT = 60.0
+#: seconds a fresh worker may take to start Python and import simbench, before the user's module
+#: is imported: ours, not the user's code, so not bounded by ``--timeout`` (a busy machine)
+STARTUP_TIMEOUT = 60.0
 
 
 class ProcessRunner:
     """``"module:function"`` evaluated in a worker process with a timeout per request; the
-    import gets ``import_timeout`` (default: the larger of ``timeout`` and 60 s)."""
+    import of the module gets ``import_timeout`` (default: ``timeout``, counted once the worker
+    has started, so a short timeout is not spent on starting Python)."""
 
     def __init__(self, spec: str, timeout: float | None = 60.0, search_path: Sequence[str] | None = None,
                  import_timeout: float | None = None):
         self.spec, self.timeout = spec, timeout
-        self.import_timeout = (import_timeout if import_timeout is not None else
-                               None if timeout is None else max(timeout, IMPORT_TIMEOUT))
+        self.import_timeout = import_timeout if import_timeout is not None else timeout
         self.search_path = list(search_path if search_path is not None else [os.getcwd()])
         self._proc: subprocess.Popen | None = None
         self._conn: Any = None
@@ -79,6 +79,18 @@ class ProcessRunner:
                                       stdin=subprocess.DEVNULL, start_new_session=True)
         child.close()
         self._conn = parent
+        try:  # the worker says it runs before the user's module is imported
+            ready = parent.recv() if parent.poll(STARTUP_TIMEOUT) else None
+        except (EOFError, OSError):
+            ready = None
+        except BaseException:  # Ctrl-C while it starts: the worker goes too
+            self.close()
+            raise
+        if ready != ("ready",):
+            proc = self._proc
+            self.close()
+            raise UserCodeFault(ERROR, f"the worker process for {self.spec} did not start within "
+                                       f"{_seconds(STARTUP_TIMEOUT)} (exit status {proc.poll()})")
         logger.debug("worker %s for %s started in %.3f s", self._proc.pid, self.spec, time.perf_counter() - t0)
 
     def close(self) -> None:
@@ -119,9 +131,12 @@ class ProcessRunner:
             raise
         if reply is None:
             self.close()
-            raise UserCodeFault(ERROR, f"{self.spec} did not return within {_seconds(timeout)} "
-                                       f"{what}" + (" (--timeout)" if message[0] != "load" else "")
-                                + "; the worker was stopped")
+            given = " (--timeout)" if timeout == self.timeout else ""
+            if message[0] == "load":
+                raise UserCodeFault(ERROR, f"{self.spec} did not finish importing within {_seconds(timeout)}"
+                                           f"{given}; the worker was stopped")
+            raise UserCodeFault(ERROR, f"{self.spec} did not return within {_seconds(timeout)} {what}{given}; "
+                                       f"the worker was stopped")
         if reply[0] == "died":
             proc = self._proc
             try:

@@ -12,7 +12,7 @@ Verdicts, one per robot:
 * ``SKIPPED``: nothing could be compared (PyBullet or simbench refuses the model), with the
   reason in one line.
 
-Exit status of a report: 130 when it was interrupted (Ctrl-C); 1 on any ``FAIL`` or ``ERROR``
+Exit status of a report: 130 when it was interrupted (Ctrl-C), 143 after SIGTERM; 1 on any ``FAIL`` or ``ERROR``
 (and ``EXPLAINED`` with ``strict``) and when nothing at all was compared (only ``SKIPPED``); 0
 otherwise.
 """
@@ -27,6 +27,7 @@ import numpy as np
 PASS, EXPLAINED, FAIL, ERROR, SKIPPED = "PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED"
 VERDICTS = (PASS, EXPLAINED, FAIL, ERROR, SKIPPED)
 INTERRUPTED = 130  # the exit status after Ctrl-C (128 + SIGINT)
+TERMINATED = 143   # the exit status after SIGTERM (128 + SIGTERM)
 
 
 @dataclass
@@ -148,6 +149,8 @@ class Report:
     interrupted: bool = False
     #: the resolved targets by label (for plots; not part of the JSON)
     targets: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: what interrupted the check: "SIGINT" (Ctrl-C) or "SIGTERM" (exit status 143); None if nothing
+    signal: str | None = None
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}
@@ -164,7 +167,7 @@ class Report:
         """The exit status of ``simbench check``: 130 when interrupted; 1 on a FAIL or ERROR (with
         ``strict`` also EXPLAINED) or when nothing was compared; 0 otherwise."""
         if self.interrupted:
-            return INTERRUPTED
+            return TERMINATED if self.signal == "SIGTERM" else INTERRUPTED
         bad = {FAIL, ERROR, EXPLAINED} if strict else {FAIL, ERROR}
         if any(r.verdict in bad for r in self.results) or not self.compared:
             return 1
@@ -182,7 +185,11 @@ class Report:
                 + f" ({self.seconds:.1f} s)")
         if self.results and not self.compared:
             line += "; nothing was compared"
-        return line + ("; interrupted" if self.interrupted else "")
+        return line + (f"; {self.stopped_by()}" if self.interrupted else "")
+
+    def stopped_by(self) -> str:
+        """'interrupted' (Ctrl-C) or 'terminated (SIGTERM)'."""
+        return "terminated (SIGTERM)" if self.signal == "SIGTERM" else "interrupted"
 
     def text(self) -> str:
         return "\n".join([r.line() for r in self.results] + [self.summary()])
@@ -191,7 +198,9 @@ class Report:
         return {"version": 2, "settings": dict(self.settings),
                 "summary": {**self.counts(), "compared": self.compared,
                             "exit_code": self.exit_code(bool(self.settings.get("strict"))),
-                            "interrupted": self.interrupted, "seconds": round(self.seconds, 3)},
+                            "interrupted": self.interrupted,
+                            "signal": (self.signal or "SIGINT") if self.interrupted else None,
+                            "seconds": round(self.seconds, 3)},
                 "robots": [r.as_dict() for r in self.results]}
 
     def to_markdown(self) -> str:
@@ -210,7 +219,7 @@ class Report:
         head = (f"### simbench check: {c[PASS]} PASS, {c[EXPLAINED]} EXPLAINED, {c[FAIL]} FAIL, "
                 f"{c[ERROR]} ERROR, {c[SKIPPED]} SKIPPED (tol {self.settings.get('tol')}, "
                 f"{_counted(self.settings.get('samples'), 'sample')})"
-                + (", interrupted" if self.interrupted else "") + "\n\n")
+                + (f", {self.stopped_by()}" if self.interrupted else "") + "\n\n")
         return head + "\n".join(rows) + "\n"
 
 

@@ -358,7 +358,9 @@ def serve_fd(fd: int) -> None:
     from multiprocessing.connection import Connection
 
     _die_with_parent()
-    serve(Connection(fd))
+    conn = Connection(fd)
+    conn.send(("ready",))  # started: the parent's --timeout for the import counts from here
+    serve(conn)
 
 
 def serve(conn: Any) -> None:
