@@ -14,6 +14,7 @@ import math
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from pathlib import Path
@@ -46,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pass when max|error| <= tol * max(1, max|PyBullet|) (default 1e-8)")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="write the report as a Markdown table")
-    parser.add_argument("--plot", metavar="DIR", help="write per-robot torque plots (PNG; needs matplotlib)")
+    parser.add_argument("--plot", metavar="DIR", help="write per-robot torque plots (PNG; needs matplotlib): the dynamics under "
+                             "test runs again along a 200-point trajectory (torques only), its time counted")
     parser.add_argument("--strict", action="store_true", help="EXPLAINED counts as a failure too")
     parser.add_argument("--dynamics", metavar="MODULE:FUNCTION",
                         help="check your own tau = f(q, qd, qdd) (joint_names order) instead of simbench's; "
@@ -202,13 +204,19 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
         report.settings["strict"] = bool(args.strict)
         if not quiet:
             _details(report)
+        if args.plot and not report.interrupted:  # before the summary and the reports: its time counts
+            t0 = time.perf_counter()
+            try:
+                _plots(report, report.targets, args, dyn)
+            except KeyboardInterrupt:
+                report.interrupted, report.signal = True, "SIGTERM" if terminated else "SIGINT"
+            report.plot_seconds = time.perf_counter() - t0
+            report.seconds += report.plot_seconds
         _say(report.summary())
         try:
             _write(report, args)
         except SimbenchError as exc:
             return _usage(str(exc))
-        if args.plot and not report.interrupted:
-            _plots(report, report.targets, args, dyn)
     finally:
         dyn.close()
     if report.interrupted:

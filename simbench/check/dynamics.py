@@ -48,8 +48,8 @@ class SimbenchDynamics:
         return np.asarray(simbench_dynamics.mass_matrix(model, q), float)
 
     def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
-                 qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.tau(model, q, qd, qdd), self.M(model, q)
+                 qdd: np.ndarray, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.tau(model, q, qd, qdd), self.M(model, q) if with_M else None
 
     def load(self) -> None:
         """Nothing to load."""
@@ -72,8 +72,10 @@ class FunctionDynamics:
         self.runner.load()
 
     def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
-                 qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.runner.evaluate(q, qd, qdd, model.v_labels, self.label)
+                 qdd: np.ndarray, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """(tau, M); without ``with_M`` (the plots) M is None and the function is called once per
+        sample instead of n + 2 times."""
+        return self.runner.evaluate(q, qd, qdd, model.v_labels, self.label, with_M)
 
     def close(self) -> None:
         self.runner.close()
@@ -144,13 +146,15 @@ class ModuleDynamics:
                                        f"when given {shapes}: {MODULE_CONTRACT}{works}") from None
 
     def evaluate(self, model: RobotModel, q: np.ndarray, qd: np.ndarray,
-                 qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                 qdd: np.ndarray, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         n = qd.shape[-1]
 
-        def work() -> tuple[np.ndarray, np.ndarray]:
+        def work() -> tuple[np.ndarray, np.ndarray | None]:
             g = {"gravity": model.gravity}
             tau = self._call("inverse_dynamics", model, (q, qd, qdd), (q[0], qd[0], qdd[0]), g)
             tau = _batch(tau, qd.shape, self.label, "inverse_dynamics")
+            if not with_M:
+                return tau, None
             M = self._call("mass_matrix", model, (q,), (q[0],), {})
             return tau, _batch(M, qd.shape + (n,), self.label, "mass_matrix")
 

@@ -170,13 +170,13 @@ class ProcessRunner:
             raise
 
     def evaluate(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, joint_names: Sequence[str],
-                 label: str) -> tuple[np.ndarray, np.ndarray]:
+                 label: str, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """(tau, M) of the user's function over the samples (see :func:`usercode.evaluate`)."""
         if self.broken is not None:
             raise self.broken
         if self._proc is None:
             self.load()
-        tau, M = self._request(("eval", q, qd, qdd, list(joint_names), label), f"on {len(q)} samples")
+        tau, M = self._request(("eval", q, qd, qdd, list(joint_names), label, with_M), f"on {len(q)} samples")
         return tau, M
 
 
@@ -220,8 +220,8 @@ class ThreadRunner:
         return box["value"]
 
     def evaluate(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, joint_names: Sequence[str],
-                 label: str) -> tuple[np.ndarray, np.ndarray]:
-        return self.run(lambda: evaluate(self.func, q, qd, qdd, joint_names, label), label,
+                 label: str, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.run(lambda: evaluate(self.func, q, qd, qdd, joint_names, label, with_M), label,
                         f"on {len(q)} samples")
 
 

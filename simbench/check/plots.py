@@ -52,7 +52,7 @@ def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints
         t, q, qd, qdd = smooth_trajectory(model, n)
         with captured_output():
             tau_b = bullet.inverse_dynamics(q, qd, qdd)
-    tau, _ = dyn.evaluate(model, q, qd, qdd)
+    tau, _ = dyn.evaluate(model, q, qd, qdd, with_M=False)  # the torques only: n calls of a user function
     voice = pinocchio_voice(model, q, qd, qdd, target.xml) if target.scale == 1.0 else "scaled"
     tau_p = None if isinstance(voice, str) else voice[0]
     nj = min(model.dof, max_joints)

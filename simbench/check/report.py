@@ -151,6 +151,8 @@ class Report:
     targets: dict[str, Any] = field(default_factory=dict, repr=False)
     #: what interrupted the check: "SIGINT" (Ctrl-C) or "SIGTERM" (exit status 143); None if nothing
     signal: str | None = None
+    #: seconds of ``--plot`` (the dynamics under test run again along a trajectory), in ``seconds``
+    plot_seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
         out = {v: 0 for v in VERDICTS}
@@ -182,7 +184,8 @@ class Report:
     def summary(self) -> str:
         c = self.counts()
         line = (f"{_counted(len(self.results), 'robot')}: " + ", ".join(f"{n} {k}" for k, n in c.items())
-                + f" ({self.seconds:.1f} s)")
+                + f" ({self.seconds:.1f} s" + (f", {self.plot_seconds:.1f} s of it plotting" if self.plot_seconds
+                                                 else "") + ")")
         if self.results and not self.compared:
             line += "; nothing was compared"
         return line + (f"; {self.stopped_by()}" if self.interrupted else "")
@@ -200,7 +203,7 @@ class Report:
                             "exit_code": self.exit_code(bool(self.settings.get("strict"))),
                             "interrupted": self.interrupted,
                             "signal": (self.signal or "SIGINT") if self.interrupted else None,
-                            "seconds": round(self.seconds, 3)},
+                            "seconds": round(self.seconds, 3), "plot_seconds": round(self.plot_seconds, 3)},
                 "robots": [r.as_dict() for r in self.results]}
 
     def to_markdown(self) -> str:

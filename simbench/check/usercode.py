@@ -212,15 +212,17 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
 
 
 def evaluate(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-             joint_names: Sequence[str], label: str) -> tuple[np.ndarray, np.ndarray]:
-    """``tau`` (N, n) for each sample and ``M`` (N, n, n) by columns; :class:`UserCodeFault` on
-    the first breach."""
+             joint_names: Sequence[str], label: str, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """``tau`` (N, n) for each sample and ``M`` (N, n, n) by columns (None without ``with_M``:
+    N calls instead of N (n + 2)); :class:`UserCodeFault` on the first breach."""
     N, n = qd.shape      # n entries of v (q has more with a floating base)
     tau = np.empty((N, n))
     M = np.empty((N, n, n))
     zero = np.zeros(n)
     for i in range(N):
         tau[i] = call(func, q[i], qd[i], qdd[i], joint_names, label, f"at sample {i}")
+    if not with_M:
+        return tau, None
     for i in range(N):
         bias = call(func, q[i], zero, zero, joint_names, label, f"at sample {i} with qd = qdd = 0")
         for j in range(n):

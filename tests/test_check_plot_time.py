@@ -1,0 +1,52 @@
+"""``simbench check --plot`` runs the dynamics under test again along a 200-point trajectory: the
+torques only (one call per point, not n + 2), and the time it takes is part of the time shown
+(the summary line and the JSON's ``seconds``, with ``plot_seconds`` apart). Oracles: the calls
+counted by the user's function itself, and the wall clock."""
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+import time
+
+import pytest
+
+import simbench.check as cc
+
+pytest.importorskip("matplotlib")
+
+MODULE = """
+import time
+import numpy as np
+m1, m2, L1, L2, g = 1.2, 0.8, 0.6, 0.4, 9.81
+def tau(q, qd, qdd):
+    with open(__file__ + ".calls", "a") as f:
+        f.write("x")
+    time.sleep(0.004)
+    c2, s2 = np.cos(q[1]), np.sin(q[1])
+    a = m1*L1**2 + m2*(L1**2 + 2*L1*L2*c2 + L2**2); b = m2*(L1*L2*c2 + L2**2)
+    M = np.array([[a, b], [b, m2*L2**2]])
+    cor = np.array([-m2*L1*L2*s2*(2*qd[0]*qd[1] + qd[1]**2), m2*L1*L2*qd[0]**2*s2])
+    grav = np.array([(m1+m2)*L1*g*np.cos(q[0]) + m2*g*L2*np.cos(q[0]+q[1]), m2*g*L2*np.cos(q[0]+q[1])])
+    return M @ qdd + cor + grav
+"""
+
+
+def test_plot_calls_the_function_once_per_point_and_its_time_is_shown(tmp_path, monkeypatch, capsys):
+    (tmp_path / "arm_dyn.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.chdir(tmp_path)
+    parser = argparse.ArgumentParser()
+    cc.add_arguments(parser)
+    args = parser.parse_args(["simbench:planar_2r.urdf", "--dynamics", "arm_dyn:tau", "--samples", "5",
+                              "--no-pinocchio", "--plot", str(tmp_path / "plots"), "--json", str(tmp_path / "r.json")])
+    t0 = time.perf_counter()
+    assert cc.run_cli(args) == 0
+    wall = time.perf_counter() - t0
+    calls = len((tmp_path / "arm_dyn.py.calls").read_text())
+    assert calls == 5 * (2 + 2) + 200, calls        # the check: tau + bias + 2 columns per sample; the plot: 200
+    assert len(list((tmp_path / "plots").glob("*.png"))) == 1
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert summary["plot_seconds"] >= 200 * 0.004     # the plot's calls alone sleep 0.8 s
+    assert summary["plot_seconds"] < summary["seconds"] <= wall and summary["seconds"] > 0.7 * wall, (summary, wall)
+    out = capsys.readouterr().out
+    assert f"({summary['seconds']:.1f} s, {summary['plot_seconds']:.1f} s of it plotting)" in out
