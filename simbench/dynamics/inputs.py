@@ -193,14 +193,26 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
     placeholder and False without external wrenches."""
     if f_ext is None or len(f_ext) == 0:
         return NO_FEXT, False
+    items, fb = wrench_items(model, f_ext, batch)
+    nb = d.links.idata.shape[0]
+    shape = (1,) if fb == () else batch
+    out = np.zeros(shape + (nb, 6))
+    for k, arr in items:
+        out[..., k + d.link_offset, :] += arr
+    return np.ascontiguousarray(in_root_frame(d, out).reshape((-1, nb, 6))), True
+
+
+def wrench_items(model: RobotModel, f_ext: Any, batch: tuple) -> tuple[list[tuple[int, np.ndarray]], tuple]:
+    """``f_ext`` checked: (index in ``model.link_names``, (..., 6) wrench) per entry, and the
+    wrenches' batch shape (which broadcasts with the joint arrays' ``batch``)."""
     if not isinstance(f_ext, Mapping):
         raise ShapeError(f"f_ext must be a dict link name -> 6-vector [torque, force] (world frame, "
                          f"about the link origin), got {type(f_ext).__name__}")
-    nb = d.links.idata.shape[0]
+    index = {n: k for k, n in enumerate(model.link_names)}
     items = []
     fb: tuple = ()
     for name, w in f_ext.items():
-        k = lookup(d.link_index, name, "link", model.name) + d.link_offset
+        k = lookup(index, name, "link", model.name)
         try:
             arr = np.asarray(w, dtype=float)
         except (TypeError, ValueError, OverflowError):
@@ -220,11 +232,7 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
             raise ShapeError(f"f_ext[{name!r}] has batch shape {arr.shape[:-1]}, which does not "
                              f"broadcast with the joint arrays' batch shape {batch}") from None
         items.append((k, arr))
-    shape = (1,) if fb == () else batch
-    out = np.zeros(shape + (nb, 6))
-    for k, arr in items:
-        out[..., k, :] += arr
-    return np.ascontiguousarray(in_root_frame(d, out).reshape((-1, nb, 6))), True
+    return items, fb
 
 
 def general_args(model: RobotModel, d: KernelModel, q: Any, qd: Any, x: Any, x_name: str,

@@ -17,12 +17,12 @@ import numpy as np
 
 from ...errors import SimbenchError
 from ...model import RobotModel
-from ..inputs import gravity_vector, inertia_faults, joint_arrays
+from ..inputs import gravity_vector, inertia_faults, joint_arrays, wrench_items
 from . import lagrange as L
 from . import rnea as R
 from ._jax import jax, jnp
 from .packed import packed
-from .tree import retract
+from .tree import link_frames, retract
 
 __all__ = ["JaxDynamics", "jax_dynamics", "inverse_dynamics", "forward_dynamics",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "mass_matrix",
@@ -68,6 +68,9 @@ _RNEA = {"inverse_dynamics": R.rnea, "forward_dynamics": R.forward_dynamics,
          "inverse_dynamics_derivatives": R.inverse_dynamics_derivatives,
          "forward_dynamics_derivatives": R.forward_dynamics_derivatives}
 _BATCHED = {k: jax.jit(jax.vmap(f, in_axes=(None, 0, 0, 0, None))) for k, f in _RNEA.items()}
+#: the derivatives with external wrenches: ``f(P, q, v, x, g, E, w)`` (:mod:`.rnea`)
+_WRENCHED = {k: jax.jit(jax.vmap(getattr(R, k + "_wrenched"), in_axes=(None, 0, 0, 0, None, None, 0)))
+             for k in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")}
 #: a batch of N rows runs in blocks of one of these sizes (the smallest that holds it, else the
 #: largest, the last block padded), so that a function compiles for at most three batch sizes
 BLOCKS = (1, 16, 128)
@@ -170,7 +173,7 @@ def _rows(model: RobotModel, named: Sequence[tuple[Any, str, str]]) -> tuple[tup
 
 
 def _call_rnea(model: RobotModel, name: str, named: Sequence[tuple[Any, str, str]],
-               gravity: Any) -> Any:
+               gravity: Any, f_ext: Any = None) -> Any:
     """Validate and broadcast, pad to the model's padded size, run the compiled function in
     blocks, cut, and give numpy arrays with the batch shape in front."""
     e = _entry(model)
@@ -179,11 +182,35 @@ def _call_rnea(model: RobotModel, name: str, named: Sequence[tuple[Any, str, str
     N = Q.shape[0]
     Qp, Vp, Xp = np.zeros((N, e.nq_pad)), np.zeros((N, e.nv_pad)), np.zeros((N, e.nv_pad))
     Qp[:, :model.nq], Vp[:, :model.nv], Xp[:, :model.nv] = Q, V, X
+    wrenched = _wrench_rows(model, e, f_ext, batch, N) if f_ext else None
     if N == 0:
         out = _zeros(name, model.nv)
+    elif wrenched is not None:
+        E, W = wrenched
+        out = _cut(_in_blocks(lambda *r: _WRENCHED[name](e.P, *r[:3], g, E, r[3]), (Qp, Vp, Xp, W), ()), model.nv)
     else:
         out = _cut(_in_blocks(lambda *r: _BATCHED[name](e.P, *r, g), (Qp, Vp, Xp), ()), model.nv)
     return _shaped(out, batch)
+
+
+def _wrench_rows(model: RobotModel, e: _Entry, f_ext: Any, batch: tuple, N: int) -> tuple[dict, np.ndarray] | None:
+    """``f_ext`` (link name -> (..., 6) [torque, force], world frame, about the link origin, as
+    :func:`simbench.dynamics.inverse_dynamics` takes it) as the arrays of :mod:`.rnea`'s wrenched
+    functions: ``E`` (each wrench's body and the link origin in it) and (N, nw, 6) wrenches in
+    the root frame; None when every wrench acts on links welded to a fixed root (on the world)."""
+    items, _ = wrench_items(model, f_ext, batch)
+    body_of, offset = link_frames(model)
+    items = [(k, arr) for k, arr in items if body_of[k] >= 0]
+    if not items:
+        return None
+    Wb = np.zeros((len(items), e.P["AB"].shape[0]))
+    Wb[np.arange(len(items)), [body_of[k] for k, _ in items]] = 1.0
+    Wo = np.array([offset[k][:3, 3] for k, _ in items])
+    W = np.stack([np.broadcast_to(arr, batch + (6,)).reshape(N, 6) for _, arr in items], axis=1)
+    if model.root_pose is not None:   # world wrenches in the root frame: (R^T n, R^T f)
+        Rt = np.asarray(model.root_pose)[:3, :3]
+        W = np.concatenate([W[..., :3] @ Rt, W[..., 3:] @ Rt], axis=-1)
+    return {"Wb": jnp.asarray(Wb), "Wo": jnp.asarray(Wo)}, np.ascontiguousarray(W)
 
 
 def _zeros(name: str, nv: int) -> Any:
@@ -229,23 +256,27 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
 
 
 def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                                 gravity: Sequence[float] | None = None
+                                 gravity: Sequence[float] | None = None, f_ext: Any = None
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of ``tau = ID(q, q', q'')``, each (..., nv, nv);
     ``dtau_dqdd = M``. Pinocchio's ``computeRNEADerivatives``, by ``jax.jacfwd`` of the RNEA
-    (dq in the tangent space)."""
+    (dq in the tangent space). ``f_ext`` as :func:`simbench.dynamics.inverse_dynamics` takes it
+    (link name -> (..., 6) [torque, force], world frame, about the link origin): the wrench
+    stays fixed in the world while its point moves with the link, so ``-J(q)^T w`` adds to
+    ``dtau_dq`` (Pinocchio's ``fext`` is held in the joints' local frames instead)."""
     return _call_rnea(model, "inverse_dynamics_derivatives",
-                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity)
+                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity, f_ext)
 
 
 def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *,
-                                 gravity: Sequence[float] | None = None
+                                 gravity: Sequence[float] | None = None, f_ext: Any = None
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of ``q'' = FD(q, q', tau)``, each (..., nv, nv);
     ``dqdd_dtau = M^-1``, ``dqdd_d(q, q') = -M^-1 dtau_d(q, q')`` at ``q'' = FD(q, q', tau)``.
-    Pinocchio's ``computeABADerivatives``, from jax (dq in the tangent space)."""
+    Pinocchio's ``computeABADerivatives``, from jax (dq in the tangent space); ``f_ext`` as in
+    :func:`inverse_dynamics_derivatives`."""
     out = _call_rnea(model, "forward_dynamics_derivatives",
-                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity)
+                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity, f_ext)
     return tuple(_finite(model, o, "the forward dynamics derivative") for o in out)
 
 

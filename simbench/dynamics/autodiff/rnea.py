@@ -29,7 +29,8 @@ from ._jax import jax, jnp, jsl
 from .tree import quat_rotation
 
 __all__ = ["rnea", "kinematics", "moved", "dynamics", "mass_and_bias", "forward_dynamics",
-           "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
+           "inverse_dynamics_derivatives", "forward_dynamics_derivatives",
+           "inverse_dynamics_derivatives_wrenched", "forward_dynamics_derivatives_wrenched"]
 
 
 def _mv(A, x):
@@ -96,9 +97,10 @@ def moved(P, kin, dq):
             hw + jnp.cross(w, hw) + P["m"][:, None] * u)
 
 
-def dynamics(P, kin, v, a, g):
+def dynamics(P, kin, v, a, g, Fext=None):
     """Joint forces (nv,) from :func:`kinematics`: ``V = AB (s v)``,
-    ``A = AB (s a + V_b x s v) - (0, g)``, ``F = I A + V x* I V``, ``tau = s . (AB^T F)``."""
+    ``A = AB (s a + V_b x s v) - (0, g)``, ``F = I A + V x* I V - F_ext``, ``tau = s . (AB^T F)``
+    (``Fext`` (nb, 6): external wrenches on the bodies, world frame about the origin)."""
     s, Iw, hw = kin
     m = P["m"][:, None]
 
@@ -114,6 +116,8 @@ def dynamics(P, kin, v, a, g):
     Vw, Vv = V[:, :3], V[:, 3:]
     F = inertia_times(A) + jnp.concatenate(
         [jnp.cross(Vw, IV[:, :3]) + jnp.cross(Vv, IV[:, 3:]), jnp.cross(Vw, IV[:, 3:])], axis=-1)
+    if Fext is not None:
+        F = F - Fext
     return jnp.sum(s * (P["AB"].T @ F), axis=-1)
 
 
@@ -147,6 +151,59 @@ def _dq_dv(P, kin, v, a, g):
     z = jnp.zeros_like(v)
     return (jax.jacfwd(lambda d: dynamics(P, moved(P, kin, d), v, a, g))(z),
             jax.jacfwd(lambda x: dynamics(P, kin, x, a, g))(v))
+
+
+# ---------------------------------------------------------------------- external wrenches
+# A wrench [n, f] (world frame) on a link, about the link's origin, acts on the link's body as
+# (n + p x f, f) about the world origin, p the link origin in the world. The wrench itself is
+# fixed in the world; p moves with the body when q moves (the point's velocity u + w x p under
+# the body's twist (w, u)), which is what d tau / dq of the wrench is made of. ``E``: ``Wb``
+# (nw, nb) 0/1, the body of each wrench's link; ``Wo`` (nw, 3), the link origin in that body's
+# frame; ``w`` (nw, 6), the wrenches.
+def _points(P, q, E):
+    """World positions (nw, 3) of the wrenched links' origins."""
+    R, p = _world_poses(P, *_local_poses(P, q))
+    return E["Wb"] @ p + _mv(jnp.einsum("wb,bij->wij", E["Wb"], R), E["Wo"])
+
+
+def _moved_points(P, kin, pw, E, dq):
+    """:func:`_points` after the tangent displacement dq, to first order (as :func:`moved`)."""
+    xi = E["Wb"] @ (P["AB"] @ (kin[0] * dq[:, None]))
+    return pw + jnp.cross(xi[:, :3], pw) + xi[:, 3:]
+
+
+def _wrenches(pw, E, w):
+    """The wrenches as body forces (nb, 6) about the world origin."""
+    n, f = w[:, :3], w[:, 3:]
+    return E["Wb"].T @ jnp.concatenate([n + jnp.cross(pw, f), f], axis=-1)
+
+
+def _dq_dv_wrenched(P, kin, pw, v, a, g, E, w):
+    z = jnp.zeros_like(v)
+    Fe = _wrenches(pw, E, w)
+    return (jax.jacfwd(lambda d: dynamics(P, moved(P, kin, d), v, a, g,
+                                          _wrenches(_moved_points(P, kin, pw, E, d), E, w)))(z),
+            jax.jacfwd(lambda x: dynamics(P, kin, x, a, g, Fe))(v))
+
+
+def inverse_dynamics_derivatives_wrenched(P, q, v, a, g, E, w):
+    """:func:`inverse_dynamics_derivatives` with external wrenches ``w`` on the links of ``E``."""
+    kin, pw = kinematics(P, q), _points(P, q, E)
+    J_q, J_v = _dq_dv_wrenched(P, kin, pw, v, a, g, E, w)
+    return J_q, J_v, jax.jacfwd(lambda x: dynamics(P, kin, v, x, g))(a)
+
+
+def forward_dynamics_derivatives_wrenched(P, q, v, tau, g, E, w):
+    """:func:`forward_dynamics_derivatives` with external wrenches ``w`` on the links of ``E``:
+    ``a = M^-1 (tau - b + J^T w)``."""
+    kin, pw = kinematics(P, q), _points(P, q, E)
+    M, b = mass_and_bias(P, kin, v, g)
+    b = b - jnp.sum(kin[0] * (P["AB"].T @ _wrenches(pw, E, w)), axis=-1)
+    chol = jsl.cho_factor(M)
+    a = jsl.cho_solve(chol, tau - b)
+    J_q, J_v = _dq_dv_wrenched(P, kin, pw, v, a, g, E, w)
+    Minv = jsl.cho_solve(chol, jnp.eye(v.shape[0], dtype=v.dtype))
+    return -Minv @ J_q, -Minv @ J_v, Minv
 
 
 def inverse_dynamics_derivatives(P, q, v, a, g):

@@ -32,7 +32,7 @@ from ._jax import jnp
 
 FREE = -1   # the floating base's joint (not a URDF joint type)
 
-__all__ = ["Body", "bodies", "links", "retract", "joint_pose", "quat_rotation", "quat_step", "FREE"]
+__all__ = ["Body", "bodies", "link_frames", "links", "retract", "joint_pose", "quat_rotation", "quat_step", "FREE"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +86,16 @@ def links(model: RobotModel) -> list[Body]:
 def bodies(model: RobotModel) -> list[Body]:
     """The dynamics tree: each movable joint's child with the links welded to it by fixed joints
     (their inertias moved into its frame); links welded to a fixed root are dropped."""
+    return _merged(model)[0]
+
+
+def link_frames(model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, the :func:`bodies` row it belongs to (-1: welded to a fixed root, not a body)
+    and its pose (4, 4) in that body's frame."""
+    return _merged(model)[1:]
+
+
+def _merged(model: RobotModel) -> tuple[list[Body], np.ndarray, np.ndarray]:
     floating = model.floating_base
     body_of = np.full(model.nlinks, 0 if floating else -1)
     offset = np.tile(np.eye(4), (model.nlinks, 1, 1))     # link k's pose in its body's frame
@@ -110,7 +120,7 @@ def bodies(model: RobotModel) -> list[Body]:
         m, h, Io = _split_inertia(Gb)
         result.append(Body(parent, code, np.array(T[:3, :3]), np.array(T[:3, 3]),
                            np.array(axis, dtype=float), iq, iv, m, h, Io))
-    return result
+    return result, body_of, offset
 
 
 # ---------------------------------------------------------------------- joint models (jax)
