@@ -34,6 +34,7 @@ def assert_matches_pybullet(urdf: str | os.PathLike,
         def test_my_dynamics():
             assert_matches_pybullet("robot.urdf", dynamics=my_tau, tol=1e-9)
     """
+    __tracebackhide__ = True  # pytest shows the assertion's message, not this helper's source
     from .check import ERROR, EXPLAINED, FAIL, SKIPPED, compare
 
     kwargs.setdefault("pinocchio", False)

@@ -179,6 +179,11 @@ def _check_module_exists(spec: str) -> None:
         found = False
     finally:
         sys.path.pop(0)
+    if not found and ("/" in mod_name or os.sep in mod_name or mod_name.endswith(".py")):
+        dotted = mod_name[:-3] if mod_name.endswith(".py") else mod_name
+        dotted = ".".join(part for part in dotted.replace(os.sep, "/").split("/") if part and part != ".")
+        raise SimbenchError(f"--dynamics {shown(spec)}: {shown(mod_name)} is a file path; expected module:function "
+                            f"with the module's import name: {dotted}:{split_spec(spec)[1]} (from {os.getcwd()})")
     if not found:
         raise SimbenchError(f"--dynamics {shown(spec)}: no module named {shown(top)} in the current folder "
                             f"({os.getcwd()}) or on sys.path; expected module:function, e.g. mypkg.dyn:tau")

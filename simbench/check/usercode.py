@@ -197,6 +197,17 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
     return arr
 
 
+def _given(q: np.ndarray, joint_names: Sequence[str]) -> str:
+    """For a floating base (q longer than v): what the function was given, since a fixed-base
+    function fails on it with numpy's words only."""
+    nv = len(joint_names)
+    if len(q) == nv:
+        return ""
+    return (f" (it was given q of {len(q)} entries and qd, qdd of {nv}: with a floating base the model has "
+            f"nq = {len(q)}, nv = {nv}, the base's pose (x y z qx qy qz qw) and twist first; a function for the "
+            f"fixed-base robot takes {nv - 6} joints: check without --floating, or see model.v_labels)")
+
+
 def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
          joint_names: Sequence[str], label: str, where: str) -> np.ndarray:
     """One call of the user's function, judged."""
@@ -207,7 +218,8 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
         problem = signature_problem(func)  # the call itself failed: not the user's line, the signature
         if problem and isinstance(exc, TypeError) and len(traceback.extract_tb(exc.__traceback__)) == 1:
             raise UserCodeFault(ERROR, f"{label}: {problem}") from None
-        raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{_where(exc)} {where}") from None
+        raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{_where(exc)} {where}"
+                                   + _given(q, joint_names)) from None
     return as_torques(out, joint_names, label, where)
 
 
