@@ -156,10 +156,12 @@ def _warn_unused(mapping: Mapping[str, Path], looked_up: set[str]) -> None:
 
 
 def misspelled_package(name: str) -> str:
-    """``" (--package 'my_robt' was given: did you mean my_robot=DIR?)"`` when a name in the
-    command line's package map is close to the package ``name`` that was not found, else ``""``."""
+    """``" (--package my_robt=DIR was given, close to 'my_robot': a misspelling, in the option or
+    in the file?)"`` when a name in the command line's package map is close to the package
+    ``name`` that was not found, else ``""`` (either spelling may be the wrong one)."""
     close = closest(name, [n for n in _default_map.get() if n != name], n=1)
-    return f" (--package {close[0]!r} was given: did you mean {name}=DIR?)" if close else ""
+    return (f" (--package {close[0]}=DIR was given, close to {name!r}: a misspelling, in the option or in "
+            f"the file?)") if close else ""
 
 
 def _near_folder(path: Path) -> str:

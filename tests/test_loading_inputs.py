@@ -81,10 +81,10 @@ CASES = [
     # ... and when the package it was meant for is then not found, the failure names it
     Case("package-misspelled-mesh", ("info", "robot.urdf", "--package", "my_robt=ws/my_robot"), 0,
          ("--package my_robt=DIR unused",),
-         "(--package 'my_robt' was given: did you mean my_robot=DIR?)"),
+         "(--package my_robt=DIR was given, close to 'my_robot': a misspelling, in the option or in the file?)"),
     Case("package-misspelled-find", ("info", "robot.urdf.xacro", "--package", "my_robt=ws/my_robot"), 2,
          ("error:", "$(find my_robot): package 'my_robot' not found",
-          "(--package 'my_robt' was given: did you mean my_robot=DIR?)")),
+          "(--package my_robt=DIR was given, close to 'my_robot': a misspelling, in the option or in the file?)")),
     Case("package-folder-missing", ("info", "robot.urdf", "--package", "my_robot=ws/my_robt"), 2,
          ("error: package 'my_robot': folder 'ws/my_robt' does not exist",
           "did you mean '", "ws/my_robot'?")),
