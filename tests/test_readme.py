@@ -1,7 +1,8 @@
 """Every ```python block of the README and of docs/ runs, and shows what it prints.
 
-The blocks of one file run in order in one namespace, in a temporary folder, headless (DISPLAY
-removed). Two annotations are checked:
+Each block runs on its own (a fresh namespace: a reader copies one block, not the page), the
+blocks of one file in order in one temporary folder, headless (DISPLAY removed). Two
+annotations are checked:
 
 * ``expr  # -> OUTPUT``: ``repr(expr)`` must match OUTPUT, numbers compared to the digits shown
   (so ``0.3058`` matches ``0.305794``), other text with spaces ignored, ``...`` matching anything;
@@ -137,12 +138,11 @@ def logging_restored():
 def test_python_blocks_run_and_show_their_output(path, tmp_path, monkeypatch, logging_restored):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DISPLAY", raising=False)
-    namespace: dict = {"__name__": "__readme__"}
     ran = compared = 0
     for line, code, skip in blocks(path):
         if skip:
-            continue
-        compared += run_block(code, namespace, f"{path.name}:{line}")
+            continue   # each block in a namespace of its own: a reader copies one block, not the page
+        compared += run_block(code, {"__name__": "__readme__"}, f"{path.name}:{line}")
         ran += 1
     if path.name == "README.md":
         assert ran >= 3 and compared >= 8
