@@ -242,7 +242,7 @@ def test_reports_json_markdown_plot_and_strict(tmp_path, capsys):
     assert set(data) == {"version", "settings", "summary", "robots"}
     assert data["summary"] == {**data["summary"], "PASS": 1, "EXPLAINED": 1, "FAIL": 0, "exit_code": 0}
     keys = {"target", "name", "path", "verdict", "reason", "dof", "samples", "errors", "causes", "notes",
-            "worst", "pinocchio", "seconds", "looks_like"}
+            "worst", "pinocchio", "seconds", "looks_like", "errors_true"}
     assert all(set(r) == keys for r in data["robots"])
     bike = [r for r in data["robots"] if r["target"] == BIKE][0]
     assert set(bike["errors"]) >= {"tau_abs", "tau_rel", "M_abs", "M_rel"}

@@ -199,3 +199,32 @@ def test_the_naive_wall_iiwa_through_the_cli(tmp_path):
     assert "unexplained: naive_iiwa:elbow_off differs from PyBullet" in lines[0], lines[0]
     assert lines[0].endswith("and from the true dynamics: tau differs by 0.5 N m at joint 'lbr_iiwa_joint_4'")
     assert len(out) == 2 and d.shape == (5, 7)
+
+
+def test_a_users_fail_where_pybullet_is_wrong_shows_its_error_against_the_truth():
+    """xarm6: PyBullet zeroes two links' rotational inertia (EXPLAINED for simbench). A user's
+    Pinocchio rnea plus a viscous 1e-3 qd on the wrist FAILs; the table shows that 1e-3 qd error
+    (the largest the function itself added), not PyBullet's own 0.17 N m defect."""
+    import pybullet_data
+
+    path = os.path.join(pybullet_data.getDataPath(), "xarm/xarm6_robot.urdf")
+    pm = pin.buildModelFromUrdf(path)
+    data = pm.createData()
+    names = [f"joint{i}" for i in range(1, 7)]
+    iv = [pm.joints[pm.getJointId(n)].idx_v for n in names]
+    added = []
+
+    def tau(q, qd, qdd):
+        a, b, c = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
+        a[iv], b[iv], c[iv] = q, qd, qdd
+        t = np.asarray(pin.rnea(pm, data, a, b, c))[iv].copy()
+        added.append(abs(1e-3 * qd[5]))
+        t[5] += 1e-3 * qd[5]
+        return t
+
+    r = cc.compare("pybullet_data:xarm/xarm6_robot.urdf", samples=SAMPLES, dynamics=tau)
+    assert r.verdict == cc.FAIL and "triangle_inequality_zeroed" in r.reason, r.line()
+    assert r.errors_true.tau_abs == pytest.approx(max(added), rel=1e-6, abs=1e-10)
+    assert r.errors.tau_abs > 0.1                       # against PyBullet: its own defect
+    assert f"tau {max(added):.2e}" in r.line() and " vs true " in r.line()
+    assert r.as_dict()["errors_true"]["tau_abs"] == pytest.approx(max(added), rel=1e-6)

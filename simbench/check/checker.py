@@ -276,6 +276,7 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
                                  f"difference to PyBullet is explained with {ref.label}")
                 return done(EXPLAINED)
             _worst(res, model, q, qd, qdd, tau, M, tau_b, M_b, tol, dyn.label, truth)
+            res.errors_true = err_true  # the table shows the user's error against the judge
             does = " and ".join(DOES.get(k, k) for k in dict.fromkeys(kinds))
             off = _off_truth(model, tau, M, truth, tol)
             if err.within(tol):

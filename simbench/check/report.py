@@ -105,10 +105,19 @@ class RobotResult:
     pinocchio: dict[str, Any] | None = None
     seconds: float = 0.0
     looks_like: str | None = None  # a verified guess at what a user's FAILing dynamics got wrong
+    #: a user's dynamics judged against the true dynamics (PyBullet shown wrong): its errors there,
+    #: the numbers the table shows (``errors`` stays against PyBullet)
+    errors_true: Errors | None = None
+
+    @property
+    def shown_errors(self) -> Errors | None:
+        """The errors a table shows: against the judge (the true dynamics when PyBullet is wrong)."""
+        return self.errors_true if self.errors_true is not None else self.errors
 
     def line(self) -> str:
         """One line: verdict, target, errors, and the reason or the causes."""
-        err = self.errors.brief() if self.errors else ""
+        shown = self.shown_errors
+        err = (shown.brief() + (" vs true" if self.errors_true is not None else "")) if shown else ""
         why = self.reason or ", ".join(f"{c.kind} [{', '.join(c.links)}]" for c in self.causes)
         text = f"{self.verdict:<9s} {self.target:<48s} {err}" + (f"  {why}" if why else "")
         return " ".join(text.split("\n"))
@@ -131,7 +140,8 @@ class RobotResult:
                 "errors": self.errors.as_dict() if self.errors else None,
                 "causes": [c.as_dict() for c in self.causes], "notes": list(self.notes),
                 "worst": self.worst, "pinocchio": self.pinocchio, "seconds": round(self.seconds, 4),
-                "looks_like": self.looks_like}
+                "looks_like": self.looks_like,
+                "errors_true": self.errors_true.as_dict() if self.errors_true else None}
 
 
 def _counted(n: object, thing: str) -> str:
@@ -211,7 +221,7 @@ class Report:
         rows = ["| robot | verdict | dof | tau abs | tau rel | M abs | M rel | cause or reason |",
                 "|---|---|---:|---:|---:|---:|---:|---|"]
         for r in self.results:
-            e = r.errors
+            e = r.shown_errors
             nums = ([f"{e.tau_abs:.2e}", f"{e.tau_rel:.1e}", f"{e.M_abs:.2e}", f"{e.M_rel:.1e}"]
                     if e else ["", "", "", ""])
             why = r.reason or "; ".join(
