@@ -6,21 +6,19 @@ Exit status: 0 ok, 1 check failed or script error (or a bug: rerun with -v for t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import importlib
 import logging
 import math
 import re
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from . import log
 from .errors import SimbenchError
+from .signals import sigterm_interrupts
 
 # Subcommands implemented in other modules: name -> (module, help). Each module defines
 # add_arguments(parser) and run_cli(args) -> int.
@@ -194,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(log.line(_command_word(words), "interrupted"), file=sys.stderr)
         return 130
     command = args.command
-    with log.configured(command, args.log_verbosity), _sigterm_interrupts() as terminated:
+    with log.configured(command, args.log_verbosity), sigterm_interrupts() as terminated:
         try:
             code = _run(args)
             return 143 if terminated and code == 130 else code
@@ -223,35 +221,6 @@ def _command_word(words: Sequence[str]) -> str | None:
         if not word.startswith("-"):
             return word if word == "info" or word in _DELEGATED else None
     return None
-
-
-@contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[list[int]]:
-    """SIGTERM raises ``KeyboardInterrupt`` as Ctrl-C does, so that a command stops its workers
-    and writes its reports; the list it yields is non-empty after SIGTERM (exit status 143).
-    SIGINT ignored by inheritance is restored to Ctrl-C's ``KeyboardInterrupt``.
-    ``run``, ``demo`` and ``view`` install their own handlers while they run."""
-    got: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield got
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        got.append(signum)
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
-    # started with `&` from a script, the command inherits SIGINT ignored (POSIX): it stops on
-    # SIGINT all the same, as `run`, `demo` and `view` do, writing what it has
-    old_int = signal.getsignal(signal.SIGINT)
-    if old_int == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield got
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        if old_int == signal.SIG_IGN:
-            signal.signal(signal.SIGINT, old_int)
 
 
 #: numeric options checked before a command runs: command -> (option, test, what is expected,

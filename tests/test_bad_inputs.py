@@ -440,7 +440,7 @@ CASES = [
     C("run-sigint-no-recording", cli("run", "sleepy.py", "--direct", "--scene", "ok.urdf", "--quiet"), {"sleepy.py": SLEEPY}, "SIGINT: stopping (closing the servers)", "simbench run: ", status=130, signal=(signal.SIGINT, "started")),
     C("run-sigint-sleeping-script", cli("run", "sleepy.py", "--direct", "--scene", "ok.urdf", "--quiet"), {"sleepy.py": SLEEPY}, "interrupted at t =", "servers closed", status=130, signal=(signal.SIGINT, "started")),
     C("check-sigint-slow-function", SLOW_CHECK, {}, "interrupted;", "the results so far are in the reports", status=130, signal=(signal.SIGINT, "started")),
-    C("check-sigterm-slow-function", SLOW_CHECK, {}, "interrupted;", "the results so far are in the reports", status=143, signal=(signal.SIGTERM, "started")),
+    C("check-sigterm-slow-function", SLOW_CHECK, {}, "terminated (SIGTERM);", "the results so far are in the reports", status=143, signal=(signal.SIGTERM, "started")),
     C("sweep-sigint", LONG_SWEEP, {}, "interrupted", "simbench sweep: ", status=130, signal=(signal.SIGINT, "sw/_manifest.json")),
     C("sweep-sigterm", LONG_SWEEP, {}, "terminated (SIGTERM)", "simbench sweep: ", status=143, signal=(signal.SIGTERM, "sw/_manifest.json")),
 ]

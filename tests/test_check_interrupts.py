@@ -93,7 +93,7 @@ def test_sigterm_is_recorded_as_sigterm(tmp_path):
     summary = json.loads((tmp_path / "r.json").read_text())["summary"]
     assert proc.returncode == 143 == summary["exit_code"], err[-2000:]
     assert summary["interrupted"] is True and summary["signal"] == "SIGTERM"
-    assert "interrupted; the results so far are in the reports" in err
+    assert "simbench check: terminated (SIGTERM); the results so far are in the reports" in err
 
 
 def test_timeout_bounds_the_import_of_the_users_module(tmp_path):

@@ -8,19 +8,15 @@ the reports are written whatever the user's code does; Ctrl-C keeps what was don
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
 
 from ..errors import SimbenchError, shown_path
 from ..outputs import writable_dir, writable_file
+from ..signals import sigterm_interrupts
 from .bullet import as_quaternion
 from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
@@ -121,30 +117,10 @@ def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace,
             _say(f"  plot: {png}")
 
 
-@contextlib.contextmanager
-def _sigterm_seen() -> Iterator[list[int]]:
-    """SIGTERM raises KeyboardInterrupt (as the ``simbench`` command's own handler does) and is
-    recorded, so the report can say which signal stopped it (exit status 143, not 130)."""
-    got: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield got
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        got.append(signum)
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield got
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``simbench check``; the exit status (0, 1, 2 on a usage error, 130 interrupted, 143
     after SIGTERM)."""
-    with _sigterm_seen() as terminated:
+    with sigterm_interrupts() as terminated:
         return _run(args, terminated)
 
 
@@ -219,10 +195,9 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
             return _usage(str(exc))
     finally:
         dyn.close()
-    if report.interrupted:
-        # "interrupted" after SIGTERM too: tests/test_bad_inputs.py expects this line (the summary line
-        # and the JSON say SIGTERM)
-        print("simbench check: interrupted; the results so far are in the reports", file=sys.stderr)
+    if report.interrupted:   # as the summary line and the JSON say it
+        how = "terminated (SIGTERM)" if terminated else "interrupted"
+        print(f"simbench check: {how}; the results so far are in the reports", file=sys.stderr)
     return report.exit_code(args.strict)  # 130 when interrupted, 143 after SIGTERM, as the JSON says
 
 
