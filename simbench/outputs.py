@@ -7,6 +7,7 @@ are not enough: for root every folder passes ``os.access``, yet ``/proc`` refuse
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -46,8 +47,9 @@ def writable_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
     try:
         with tempfile.NamedTemporaryFile(dir=out, prefix=".simbench-write-test-"):  # removed on close
             pass
-    except OSError as exc:
-        raise SimbenchError(f"{what} {shown_path(str(path))} is not writable ({exc.strerror}); expected a folder "
+    except OSError as exc:   # the folder exists: ENOENT here means it takes no new files (/proc)
+        why = "it takes no new files" if exc.errno == errno.ENOENT else exc.strerror
+        raise SimbenchError(f"{what} {shown_path(str(path))} is not writable ({why}); expected a folder "
                             "you can write to") from None
     return out
 

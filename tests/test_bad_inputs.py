@@ -251,7 +251,7 @@ CASES = [
     # ---- output paths, checked before the work
     C("demo-out-is-a-file", (["demo", "--direct", "--out", "ok.urdf"], "writable_dir('ok.urdf', '--out folder')"), {}, "'ok.urdf' is a file", "expected a folder"),
     C("demo-out-cannot-be-created", (["demo", "--direct", "--out", "ok.urdf/sub"], "writable_dir('ok.urdf/sub', '--out folder')"), {}, "'ok.urdf/sub'", "expected a folder you can write to"),
-    C("check-json-in-proc", (["check", "ok.urdf", "--json", "/proc/x.json"], "writable_file('/proc/x.json', '--json file')"), {}, "'/proc'", "expected a folder you can write to"),
+    C("check-json-in-proc", (["check", "ok.urdf", "--json", "/proc/x.json"], "writable_file('/proc/x.json', '--json file')"), {}, "'/proc' is not writable (it takes no new files)", "expected a folder you can write to"),
     C("bench-json-in-proc", (["bench", "--quick", "--json", "/proc/b.json"], "writable_file('/proc/b.json', '--json report')"), {}, "'/proc'", "expected a folder you can write to"),
     C("bench-robot-unknown", (["bench", "--quick", "--robot", "kukka_iiwa"], ""), {}, "'kukka_iiwa'", "did you mean 'kuka_iiwa'"),
     # ---- scripts and more output paths
