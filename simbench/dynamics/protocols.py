@@ -4,7 +4,9 @@ pytest helper :func:`simbench.testing.assert_matches_pybullet` and the integrato
 * :class:`InverseDynamicsFunction`: ``tau = f(q, qd, qdd)`` for one robot, arrays in
   ``model.joint_names`` order (what ``check --dynamics module:function`` loads);
 * :class:`DynamicsModule`: model-level ``inverse_dynamics(model, q, qd, qdd, *, gravity)`` and
-  ``mass_matrix(model, q)`` (``simbench.dynamics`` itself, or an adapter around another library);
+  ``mass_matrix(model, q)`` (``simbench.dynamics`` itself, or an adapter around another library),
+  called with every sample at once: q, qd, qdd of shape (N, n), returning tau (N, n) and
+  M (N, n, n) (an adapter of a one-configuration library loops over the rows);
 * :class:`AccelerationFunction`: ``qdd = f(t, q, qd)`` that the integrators step.
 """
 from __future__ import annotations
@@ -25,6 +27,8 @@ class InverseDynamicsFunction(Protocol):
 
 @runtime_checkable
 class DynamicsModule(Protocol):
+    """Batched: q, qd, qdd (N, n) -> tau (N, n); q (N, n) -> M (N, n, n)."""
+
     def inverse_dynamics(self, model: "RobotModel", q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *,
                          gravity: Sequence[float] | None = None) -> np.ndarray: ...
 
