@@ -198,7 +198,7 @@ def test_valid_handle_calls_still_work(tmp_path):
     assert results == [[call, None, None] for call in ok]
 
 
-def test_a_joint_target_in_degrees_is_refused(tmp_path):
+def test_a_joint_target_or_reset_in_degrees_is_refused(tmp_path):
     """``set_joint_targets({"elbow": 90})`` was taken as 90 rad and the arm stopped at its limit
     without a word (a user walkthrough). A revolute target beyond a turn outside the joint's
     limits is refused with the degrees hint; a target just past a limit (3.0 rad on the KUKA's
@@ -208,9 +208,16 @@ def test_a_joint_target_in_degrees_is_refused(tmp_path):
               ("set_joint_targets: lbr_iiwa_joint_2 = 90 (degrees? 90 degrees is 1.571 rad): outside the "
                "joint's limits [-2.094, 2.094] rad; closest valid value 2.094",)),
              ("r.set_joint_targets([0, -45, 0, 0, 0, 0, 0])", "SimbenchError",
-              ("lbr_iiwa_joint_2 = -45 (degrees? -45 degrees is -0.7854 rad)",))]
+              ("lbr_iiwa_joint_2 = -45 (degrees? -45 degrees is -0.7854 rad)",)),
+             # teleports too (a walkthrough's reset(45) folded the arm into a knot, far past its limits)
+             ('r.reset({"lbr_iiwa_joint_2": 45})', "SimbenchError",
+              ("reset: lbr_iiwa_joint_2 = 45 (degrees? 45 degrees is 0.7854 rad): outside the joint's limits "
+               "[-2.094, 2.094] rad; closest valid value 2.094",)),
+             ("r.set_model_state([0, 90, 0, -45, 0, 30, 0])", "SimbenchError",
+              ("set_model_state: lbr_iiwa_joint_2 = 90 (degrees? 90 degrees is 1.571 rad)",))]
     results, _ = run_calls(tmp_path, SIM, [c[0] for c in cases])
-    assert check_refused(results, cases) == 2
+    assert check_refused(results, cases) == 4
     fine, _ = run_calls(tmp_path, SIM, ['r.set_joint_targets({"lbr_iiwa_joint_1": 3.0})',
-                                        'r.set_joint_targets({"lbr_iiwa_joint_2": 1.0})'])
-    assert [r[1] for r in fine] == [None, None], fine
+                                        'r.set_joint_targets({"lbr_iiwa_joint_2": 1.0})',
+                                        'r.reset({"lbr_iiwa_joint_2": 2.2})'])     # just past the limit: a reset
+    assert [r[1] for r in fine] == [None, None, None], fine

@@ -178,6 +178,7 @@ class Robot:
             v_com = R @ vv[:3] + np.cross(w_world, R @ self._base_com)
             set_base_pose(self._client, self.id, qv[:3], quat, v_com, w_world)
             qv, vv = qv[7:], vv[6:]
+        self._not_degrees(np.arange(self.dof), qv, "set_model_state")
         self.reset(qv, vv)
 
     @property
@@ -229,6 +230,15 @@ class Robot:
             raise ShapeError(f"{what} holds {arr[i]} for joint {self.joint_names[i]!r}; expected finite numbers")
         return np.arange(self.dof), arr
 
+    def _not_degrees(self, sel: np.ndarray, qv: np.ndarray, who: str) -> None:
+        """Refuse an angle of a limited revolute joint beyond a turn and outside its limits:
+        degrees, most likely (just past a limit is fine: the limit stops a target there)."""
+        for i, v in zip(sel, qv):
+            lo, hi, unit = self._limits[i]
+            if unit == "rad" and lo < hi and not lo <= v <= hi and abs(v) > 2 * math.pi:
+                raise SimbenchError(f"{who}: " + outside_limits(
+                    f"{self.joint_names[i]} = {v:g} (degrees? {in_degrees(v)})", v, lo, hi, unit))
+
     def _velocities_for(self, sel: np.ndarray, qd: Any) -> np.ndarray:
         """The velocities that go with positions for joints ``sel``: zeros when ``qd`` is None,
         else ``qd``, which must name the same joints in the same order."""
@@ -255,11 +265,7 @@ class Robot:
             raise SimbenchError("set_joint_targets needs position targets q or velocity targets qd")
         if q is not None:
             sel, qv = self._values(q, "q", partial=True)
-            for i, v in zip(sel, qv):   # degrees for a limited revolute joint: refused (a target
-                lo, hi, unit = self._limits[i]   # just past a limit is fine: the limit stops it)
-                if unit == "rad" and lo < hi and not lo <= v <= hi and abs(v) > 2 * math.pi:
-                    raise SimbenchError("set_joint_targets: " + outside_limits(
-                        f"{self.joint_names[i]} = {v:g} (degrees? {in_degrees(v)})", v, lo, hi, unit))
+            self._not_degrees(sel, qv, "set_joint_targets")
             qdv = self._velocities_for(sel, qd)
             mode, label = p.POSITION_CONTROL, "position"
         else:
@@ -318,6 +324,7 @@ class Robot:
         velocities ``qd`` (default 0). Joints under position control get ``q`` as their new
         target so they stay there; torques and modes are kept."""
         sel, qv = (np.arange(self.dof), self.initial_q) if q is None else self._values(q, "q", partial=True)
+        self._not_degrees(sel, qv, "reset")
         qdv = self._velocities_for(sel, qd)
         p.resetJointStatesMultiDof(self.id, self._idx[sel].tolist(), targetValues=[[float(a)] for a in qv],
                                    targetVelocities=[[float(b)] for b in qdv], physicsClientId=self._client)
