@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
-           "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
+           "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "quaternion_of_angles", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
 
@@ -202,6 +202,14 @@ def beyond_a_turn(rpy: Sequence[float]) -> str:
     if not big:
         return ""
     return f"{big[0]:g} rad is more than a turn; expected roll pitch yaw in radians ({in_degrees(big[0])})"
+
+
+def quaternion_of_angles(q: Sequence[float]) -> str:
+    """Why a 4-number orientation with an entry beyond a turn is refused: a quaternion (any
+    non-zero one is normalised) never holds such a number, angles in degrees do."""
+    big = max((float(x) for x in q), key=abs)
+    return (f"{big:g} is more than a turn: not a quaternion x y z w (whose entries lie within [-1, 1] once "
+            f"normalised) but angles, in degrees? Give roll pitch yaw in radians (3 numbers; {in_degrees(big)})")
 
 
 def degrees_hint(q: "np.ndarray", names: Sequence[str], lo: "np.ndarray", hi: "np.ndarray") -> str:

@@ -232,6 +232,7 @@ CASES = [
     C("scene-position-length", SCENE, {"scene.toml": scene("position = [1, 2]")}, "position = [1, 2]", "3 finite numbers"),
     C("scene-position-string", SCENE, {"scene.toml": scene('position = "0 0 0"')}, "position = '0 0 0'", "3 finite numbers"),
     C("scene-orientation-length", SCENE, {"scene.toml": scene("orientation = [0, 0]")}, "orientation = [0, 0]", "3 finite numbers or 4 finite numbers"),
+    C("scene-orientation-quaternion-in-degrees", SCENE, {"scene.toml": scene("orientation = [-90, 0, 0, 1]")}, "orientation = [-90, 0, 0, 1]: -90 is more than a turn", "roll pitch yaw in radians (3 numbers; -90 degrees is -1.571 rad)"),
     C("scene-orientation-zero-quaternion", SCENE, {"scene.toml": scene("orientation = [0, 0, 0, 0]")}, "orientation = [0.0, 0.0, 0.0, 0.0]", "a non-zero quaternion"),
     C("scene-gravity-length", SCENE, {"scene.toml": scene(top="gravity = [0, -9.81]")}, "gravity = [0, -9.81]", "3 finite numbers"),
     C("scene-unknown-body-key", SCENE, {"scene.toml": scene("positon = [0, 0, 1]")}, "'positon'", "did you mean 'position'?"),

@@ -229,3 +229,8 @@ def test_set_pose_takes_roll_pitch_yaw_as_a_scene_does():
         with pytest.raises(ShapeError, match=r"orientation \[0\.0, 0\.0, 90\.0\]: 90 rad is more than a turn; "
                                              r"expected roll pitch yaw in radians \(90 degrees is 1\.571 rad\)"):
             sim.set_pose("robot", [0.0, 0.0, 1.0], [0, 0, 90])
+        with pytest.raises(ShapeError, match=r"orientation \[0\.0, 0\.0, 90\.0, 1\.0\]: 90 is more than a turn: not a "
+                                             r"quaternion"):
+            sim.set_pose("robot", [0.0, 0.0, 1.0], [0, 0, 90, 1])      # degrees where a quaternion goes
+        sim.set_pose("robot", [0.0, 0.0, 1.0], [0, 0, 2, 0])           # a scaled quaternion: normalised
+        np.testing.assert_allclose(np.abs(sim.base_pose("robot")[1]), [0, 0, 1, 0], atol=1e-6)

@@ -39,7 +39,7 @@ import numpy as np
 import pybullet as p
 
 from .._quiet import filtered_stdout
-from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, shown_path
+from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, quaternion_of_angles, shown_path
 from ..model import GRAVITY, limb_roots
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
@@ -428,6 +428,9 @@ def _quaternion(orientation: tuple[float, ...], where: str) -> tuple[float, floa
         return tuple(float(x) for x in p.getQuaternionFromEuler(orientation))
     q = np.array(orientation)
     norm = float(np.linalg.norm(q))
+    if np.abs(q).max() > 2 * np.pi:   # not a quaternion scaled by mistake: angles, in degrees
+        given = ", ".join(f"{x:g}" for x in orientation)
+        raise SceneError(f"{where}: orientation = [{given}]: {quaternion_of_angles(q)}")
     if norm == 0:
         raise SceneError(f"{where}: orientation = {list(orientation)}; expected a non-zero "
                          f"quaternion x y z w (or roll pitch yaw)")

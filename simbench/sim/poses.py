@@ -9,7 +9,7 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info
-from ..errors import ShapeError, beyond_a_turn
+from ..errors import ShapeError, beyond_a_turn, quaternion_of_angles
 
 p = import_pybullet()
 
@@ -29,6 +29,8 @@ def set_base_pose(client: int, body: int, position: Any, orientation: Any = (0, 
         if beyond_a_turn(rot):
             raise ShapeError(f"orientation {rot.tolist()}: {beyond_a_turn(rot)}")
         rot = np.array(p.getQuaternionFromEuler(rot.tolist()))
+    elif rot.shape == (4,) and np.all(np.isfinite(rot)) and np.abs(rot).max() > 2 * math.pi:
+        raise ShapeError(f"orientation {rot.tolist()}: {quaternion_of_angles(rot)}")
     elif rot.shape != (4,) or not np.all(np.isfinite(rot)) or np.linalg.norm(rot) == 0:
         raise ShapeError(f"orientation has shape {rot.shape}; expected a quaternion (x, y, z, w) "
                          f"(4,), a rotation matrix (3, 3) or roll, pitch, yaw in radians (3,)")
