@@ -258,7 +258,7 @@ CASES = [
     # ---- scripts and more output paths
     C("run-script-without-main", cli("run", "nomain.py", "--scene", "ok.urdf"), {"nomain.py": "X = 1\n"}, "nomain.py defines no main(sim)", "a scenario script needs 'def main(sim): ...'"),
     C("run-main-two-arguments", cli("run", "two.py", "--scene", "ok.urdf"), {"two.py": "def main(sim, other):\n    pass\n"}, "two.py:1: main(sim, other)", "cannot be called as main(sim)"),
-    C("run-script-scene-dict-key", cli("run", "sd.py"), {"sd.py": "SCENE = {'body': [{'name': 'r', 'urdf': 'ok.urdf', 'fixd_base': True}]}\n" + SCRIPT}, "SCENE of sd.py: body #1: unknown body key 'fixd_base'", "did you mean 'fixed_base'"),
+    C("run-script-scene-dict-key", cli("run", "sd.py"), {"sd.py": "SCENE = {'body': [{'name': 'r', 'urdf': 'ok.urdf', 'fixd_base': True}]}\n" + SCRIPT}, "SCENE of sd.py: body 'r': unknown body key 'fixd_base'", "did you mean 'fixed_base'"),
     C("run-script-syntax-error", cli("run", "broken.py", "--scene", "ok.urdf"), {"broken.py": "def main(sim:\n"}, "'broken.py' line 1: '(' was never closed", "expected a Python script"),
     C("run-script-scene-missing", cli("run", "scn.py"), {"scn.py": "SCENE = 'nope.toml'\n" + SCRIPT}, "nope.toml'", "scene file not found"),
     C("run-record-format", cli("run", "script.py", "--scene", "ok.urdf", "--record", "r.avi"), {}, "'r.avi'", "expected one of .gif, .mp4"),

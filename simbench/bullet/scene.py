@@ -174,7 +174,7 @@ class Scene:
         packages = _package_map(data, Path(base_dir), source)
         packages.update(parse_package_map(package_map))
         raw = schema.value(data, schema.SCENE_KEYS["body"], source)
-        bodies = tuple(_body_spec(b, Path(base_dir), f"{source}: body #{i + 1}", packages)
+        bodies = tuple(_body_spec(b, Path(base_dir), f"{source}: {_body_label(b, i)}", packages)
                        for i, b in enumerate(raw))
         names = [b.name for b in bodies]
         dup = {n for n in names if names.count(n) > 1}
@@ -416,6 +416,12 @@ def _package_map(data: Mapping[str, Any], base_dir: Path, where: str) -> dict[st
         return parse_package_map(raw, relative_to=base_dir)
     except SimbenchError as exc:
         raise SceneError(f"{where}: package_map: {exc}") from None
+
+
+def _body_label(data: Any, i: int) -> str:
+    """``body 'arm'`` when the entry names itself, else ``body #2`` (its place in the list)."""
+    name = data.get("name") if isinstance(data, Mapping) else None
+    return f"body {name!r}" if isinstance(name, str) and name else f"body #{i + 1}"
 
 
 def _quaternion(orientation: tuple[float, ...], where: str) -> tuple[float, float, float, float]:
