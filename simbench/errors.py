@@ -224,7 +224,7 @@ def degrees_hint(q: "np.ndarray", names: Sequence[str], lo: "np.ndarray", hi: "n
         return ""
     where = tuple(int(i) for i in np.argwhere(bad)[0])
     col, v = where[-1], float(q[where])
-    rows = bad.reshape(-1, bad.shape[-1]).any(axis=1)
+    rows = bad.reshape(-1, bad.shape[-1])[:, col]    # that joint's count, not any joint's
     many = f" in {int(rows.sum()):,} of {rows.size:,} configurations" if q.ndim > 1 else ""
     return (f"joint {names[col]!r} = {v:g} rad{many}: beyond a turn and outside its limits "
             f"[{lo[col]:.4g}, {hi[col]:.4g}] rad (degrees? {in_degrees(v)})")

@@ -184,3 +184,18 @@ def test_a_pair_named_as_results_print_it(detector):
     with pytest.raises(UnknownNameError, match=r"unknown body 'robt' .*\(in 'robt/lbr_iiwa_link_7'\); did you "
                                                r"mean 'robot'\?"):
         CollisionDetector(detector.loaded, [("robt/lbr_iiwa_link_7", "cube1")])
+
+
+def test_the_count_is_the_named_joints(detector, caplog):
+    """'in k of n configurations' counts the rows where the joint it names is beyond a turn and
+    outside its limits, not those where any joint is (a walkthrough counted 94,586 where the
+    line said 100,000); counted here from the URDF limits read with getJointInfo."""
+    only_4 = np.zeros(7)
+    only_4[3] = -90.0                              # joint 4 only, in degrees
+    q = np.stack([DEG, only_4, only_4, np.zeros(7)])
+    lo, hi = _limits_of_joint_2()
+    expected = int(((np.abs(q[:, 1]) > 2 * math.pi) & ((q[:, 1] < lo) | (q[:, 1] > hi))).sum())
+    with caplog.at_level(logging.WARNING, logger="simbench"):
+        detector.compute_distances(q)
+    (line,) = _said(caplog)
+    assert expected == 1 and f"joint 'lbr_iiwa_joint_2' = 45 rad in {expected} of 4 configurations" in line, line
