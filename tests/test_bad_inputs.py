@@ -327,6 +327,7 @@ CASES = [
     C("collision-margin-nan", api("det.in_collision([0.0], margin=float('nan'))"), {}, "margin = nan", "expected a finite number of metres"),
     C("collision-resolution-zero", api("det.path_is_free([0.0], [1.0], resolution=0)"), {}, "resolution = 0", "expected a positive number of metres"),
     C("collision-workers-zero", api("det.compute_distances(np.zeros((3, 1)), workers=0)"), {}, "workers = 0", "expected an integer >= 1"),
+    C("collision-workers-zero-built", api("CollisionDetector(det.loaded, [('robot', 'other')], workers=0)"), {}, "workers = 0", "expected an integer >= 1 (1: this process only)"),
     # ---- huge values outside the dynamics (API only): cut around "..." to one short line
     C("collision-q-huge-list", api("det.compute_distances(['x'] * 10_000)"), {}, "q must be numbers, got ['x', 'x',", "...]"),
     C("id-q-huge-strings", api("dyn.inverse_dynamics(model, ['x' * 10_000], [0.0], [0.0])"), {}, "q must be numbers, got ['xxx", "(text, not numbers; convert it with float() first)"),

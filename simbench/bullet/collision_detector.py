@@ -20,7 +20,7 @@ from ..errors import ShapeError, SimbenchError, real_array, reason, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
-from .collision_setup import check_distance, plan, source
+from .collision_setup import check_distance, check_workers, plan, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
 from .collision_world import FloatingBases, facts, is_server_pair
 from .records import JointState
@@ -112,7 +112,7 @@ class CollisionDetector:
         self.nq = self._bases.nq
         self._generation = sync.generation if sync is not None else 0
         self._posing = frozenset(b.id for b in self.robot_bodies if b.movable_indices)
-        self.workers = int(workers)
+        self.workers = check_workers(workers)
         self.worker_timeout = float(worker_timeout)
         self._pool: WorkerPool | None = None
         if self.workers > 1 and self.scene is not None:  # boot the helpers in the background now
@@ -227,9 +227,7 @@ class CollisionDetector:
     # ------------------------------------------------------------------ running the loops
     def _run(self, kind: str, q: Any, arg: float, workers: int | None) -> tuple[list, tuple, int]:
         """Validate q, run loop ``kind`` over every configuration; (flat results, batch shape, n)."""
-        workers = self.workers if workers is None else workers
-        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-            raise SimbenchError(f"workers = {shown(workers)}; expected an integer >= 1")
+        workers = self.workers if workers is None else check_workers(workers)
         try:
             return self._run_locked(kind, q, arg, workers)
         except p.error:

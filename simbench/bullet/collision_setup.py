@@ -107,6 +107,13 @@ class Plan:
         return by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
 
 
+def check_workers(workers: Any) -> int:
+    """A number of worker processes: an integer >= 1, or one line naming the value."""
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise SimbenchError(f"workers = {shown(workers)}; expected an integer >= 1 (1: this process only)")
+    return int(workers)
+
+
 def plan(loaded: LoadedScene, robot: str | Sequence[str] | None, pairs: Iterable[Any], padding: Any,
          disabled: Any) -> Plan:
     """Resolve robots and pairs (see :class:`~simbench.bullet.collision_detector.CollisionDetector`)."""
