@@ -145,3 +145,36 @@ def test_a_script_that_ran_parallel_numba_kernels_first_still_gets_working_worke
     two, one = (line.split(" ", 3) for line in proc.stdout.splitlines())
     assert two[1:3] == ["True", "0"] and one[1:3] == ["True", "0"]
     assert sorted(eval(two[3])) == sorted(eval(one[3])) and len(eval(one[3])) == 4
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_temporary_files(tmp_path):
+    """Writes that fail (here: a file-size limit, as a full disk would; the walkthrough's tmpfs)
+    end the sweep with one line naming the file, the folder, what is kept and how to go on,
+    with no temporary file left (an OSError was 'unexpected ... rerun with -v' and left a 2 MB
+    .chunk-*.tmp and ._manifest.json.tmp behind, the latter for good); the same command then
+    resumes into files equal to a clean run's."""
+    import resource
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    args = ["collision", "simbench:kuka_cubes.toml", "--samples", "40000", "--chunk-size", "10000", "--witness", "-q"]
+    cmd = [sys.executable, "-m", "simbench", "sweep", *args, "--out", str(tmp_path / "full")]
+    proc = subprocess.run(cmd, preexec_fn=limited, capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in proc.stderr.splitlines() if "fixed links" not in ln]
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert "cannot write chunk-" in lines[0] and "(File too large)" in lines[0], lines
+    assert "chunks are kept: free some space (or give another --out) and run the same command to resume" in lines[0]
+    assert [p.name for p in (tmp_path / "full").iterdir() if ".tmp" in p.name] == []
+    (tmp_path / "full" / "._manifest.json.tmp99999").write_text("{}")   # a stale one, as a killed run leaves
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    clean = subprocess.run([sys.executable, "-m", "simbench", "sweep", *args, "--out", str(tmp_path / "clean")],
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr
+    names = sorted(p.name for p in (tmp_path / "clean").glob("chunk-*.parquet"))
+    assert len(names) == 4 and names == sorted(p.name for p in (tmp_path / "full").glob("chunk-*.parquet"))
+    for name in names:
+        assert (tmp_path / "full" / name).read_bytes() == (tmp_path / "clean" / name).read_bytes()
+    assert [p.name for p in (tmp_path / "full").iterdir() if ".tmp" in p.name] == []

@@ -157,6 +157,8 @@ class SweepFolder:
         self.chunks = spec.chunks()
         self._lock_file = self._lock()
         try:
+            for stale in self.dir.glob(".*.tmp[0-9]*"):   # left by a run that could not finish a
+                stale.unlink(missing_ok=True)             # write (disk full, killed): we hold the lock
             self.manifest = self._load_or_create()
             self.todo, self.redone = self._verify()
         except BaseException:
@@ -264,10 +266,7 @@ class SweepFolder:
         """Write one computed chunk (atomically) and record it."""
         c = result.chunk
         name = chunk_name(c.index, len(self.chunks))
-        tmp = self.dir / f".{name}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(result.data)
-        os.replace(tmp, self.dir / name)
+        self._atomic(name, result.data)
         self.manifest["chunks"][str(c.index)] = {"file": name, "start": c.start, "stop": c.stop,
                                                  "sha256": result.sha256, "counts": result.summary}
         self.written += 1
@@ -281,10 +280,23 @@ class SweepFolder:
         now = time.monotonic()
         if not self._dirty or (not force and now - self._last_flush < FLUSH_SECONDS):
             return
-        tmp = self.dir / f".{MANIFEST}.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(self.manifest, indent=1) + "\n")
-        os.replace(tmp, self.dir / MANIFEST)
+        self._atomic(MANIFEST, (json.dumps(self.manifest, indent=1) + "\n").encode())
         self._dirty, self._last_flush = False, now
+
+    def _atomic(self, name: str, data: bytes) -> None:
+        """``name`` written as a temporary file then renamed; on failure (a full disk) the
+        temporary file is removed and one line says what is kept and how to go on."""
+        tmp = self.dir / f".{name}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, self.dir / name)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            kept = len(self.manifest["chunks"])
+            raise SweepError(f"cannot write {name} in {shown_path(str(self.dir))} ({exc.strerror}); {kept:,} of "
+                             f"{len(self.chunks):,} chunks are kept: free some space (or give another --out) "
+                             "and run the same command to resume") from None
 
     def close(self, status: str, seconds: float) -> None:
         """Record how the run ended, write the manifest, release the folder."""
