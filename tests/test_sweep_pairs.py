@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pyarrow.dataset as ds
 import pybullet as p
 import pytest
 
@@ -191,3 +192,51 @@ def test_a_body_touching_the_base_to_round_off_gets_the_moving_column(scene, tmp
     assert d[:, 2].std() > 1e-3                         # a column that says something
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "touch" in r.getMessage()]
     assert len(warned) == 1 and "column distance(arm/(moving), touch) leaves them out" in warned[0]
+
+
+TWO_ROBOTS = """robot = "left"
+[[body]]
+name = "ground"
+urdf = "pybullet_data:plane.urdf"
+fixed_base = true
+[[body]]
+name = "left"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+position = [0, -0.5, 0]
+fixed_base = true
+[[body]]
+name = "right"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+position = [0, 0.5, 0]
+fixed_base = true
+[[body]]
+name = "box"
+urdf = "pybullet_data:cube.urdf"
+position = [0.8, 0, 0.5]
+fixed_base = true
+"""
+
+
+def test_a_scene_with_two_robots_says_what_the_sweep_leaves_still(tmp_path):
+    """sweep collision moves the scene's robot only; a walkthrough's second robot stood still and
+    its pair's column held one number in 2,000 rows without a word. Now two warning lines say
+    so; the column equals direct getClosestPoints of the second robot at its scene pose."""
+    (tmp_path / "two.toml").write_text(TWO_ROBOTS)
+    proc = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", "collision", "two.toml", "--samples", "50",
+                           "--out", "o", "-q", "--pair", "right", "box", "--pair", "left", "right"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "simbench sweep: warning: the scene has other robots (right): they stay at their scene configuration; "
+        "sweep collision moves 'left' only (the scene's robot key chooses it)",
+        "simbench sweep: warning: pair (right, box) does not move with the swept robot 'left': the same distance "
+        "in every row"]
+    d = ds.dataset(tmp_path / "o").to_table().column("distance(right, box)").to_numpy()
+    client = p.connect(p.DIRECT)
+    try:
+        loaded = Scene.from_toml(tmp_path / "two.toml").load(client)
+        truth = min(c[8] for c in p.getClosestPoints(loaded.bodies["right"], loaded.bodies["box"], 1.0,
+                                                     physicsClientId=client))
+    finally:
+        p.disconnect(physicsClientId=client)
+    assert d.shape == (50,) and np.allclose(d, truth, atol=1e-9, rtol=0)

@@ -262,6 +262,7 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
                       f"in every configuration (margin {mg:g} m); column distance({_label((a, b), moving, a.body)}) "
                       f"leaves them out (--pair {a.body} {b}: the whole robot)"
                       for (a, b), d in moving.items() if d is not None and (a, b) in det.pairs)
+        notes += _still_notes(loaded, det, labels)
     finally:
         p.disconnect(physicsClientId=client)
     if configs is not None:
@@ -290,6 +291,23 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
                ("max_distance", md), ("margin", mg), ("witness", bool(witness)), ("sampler", sampler))
     chunk = check_count(DEFAULT_CHUNK if chunk_size is None else chunk_size, "chunk_size")
     return JobSpec("collision", n, chunk, seed_v, tuple(arrays), tuple(files), options, notes=notes)
+
+
+def _still_notes(loaded: Any, det: Any, labels: list[str]) -> tuple[str, ...]:
+    """Lines on what the sweep does not move: the scene's other robots (at their scene
+    configuration), and the pairs neither of whose sides is the swept robot (their columns are
+    the same in every row)."""
+    robot = det.robots[0]
+    others = [n for n in loaded.bodies if n != robot and loaded.body(n).movable_indices]
+    out = []
+    if others:
+        out.append(f"the scene has other robots ({', '.join(others)}): they stay at their scene configuration; "
+                   f"sweep collision moves {robot!r} only (the scene's robot key chooses it)")
+    still = [label for (a, b), label in zip(det.pairs, labels) if robot not in (a.body, b.body)]
+    if still:
+        out.append(f"{'pair' if len(still) == 1 else 'pairs'} {', '.join(f'({x})' for x in still)} "
+                   f"{'does' if len(still) == 1 else 'do'} not move with the swept robot {robot!r}: the same distance in every row")
+    return tuple(out)
 
 
 def _degrees_note(path: Any, shown_as: Any, joints: list[str], rows: int, turns: tuple) -> tuple[str, ...]:
