@@ -50,7 +50,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import RecordingError, SimbenchError, shown, shown_path
+from .errors import RecordingError, SimbenchError, closest, shown, shown_path
 from .paths import resolve_path
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -247,7 +247,9 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         return RunResult(script=script, reason="error", error=exc)
     main = namespace.get("main")
     if not callable(main):
-        raise SimbenchError(f"{script} defines no main(sim) function; a scenario script needs "
+        near = closest("main", [k for k, v in namespace.items() if callable(v) and not k.startswith("__")], n=1)
+        hint = f" ({near[0]!r} is defined: did you mean main?)" if near else ""
+        raise SimbenchError(f"{script} defines no main(sim) function{hint}; a scenario script needs "
                             f"'def main(sim): ...'")
     _check_main(main, script)
     base = script.resolve().parent

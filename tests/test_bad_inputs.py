@@ -257,6 +257,7 @@ CASES = [
     C("bench-robot-unknown", (["bench", "--quick", "--robot", "kukka_iiwa"], ""), {}, "'kukka_iiwa'", "did you mean 'kuka_iiwa'"),
     # ---- scripts and more output paths
     C("run-script-without-main", cli("run", "nomain.py", "--scene", "ok.urdf"), {"nomain.py": "X = 1\n"}, "nomain.py defines no main(sim)", "a scenario script needs 'def main(sim): ...'"),
+    C("run-main-misspelt", cli("run", "mian.py", "--scene", "ok.urdf"), {"mian.py": "def mian(sim):\n    pass\n"}, "mian.py defines no main(sim) function ('mian' is defined: did you mean main?)", "a scenario script needs 'def main(sim): ...'"),
     C("run-main-two-arguments", cli("run", "two.py", "--scene", "ok.urdf"), {"two.py": "def main(sim, other):\n    pass\n"}, "two.py:1: main(sim, other)", "cannot be called as main(sim)"),
     C("run-script-scene-dict-key", cli("run", "sd.py"), {"sd.py": "SCENE = {'body': [{'name': 'r', 'urdf': 'ok.urdf', 'fixd_base': True}]}\n" + SCRIPT}, "SCENE of sd.py: body 'r': unknown body key 'fixd_base'", "did you mean 'fixed_base'"),
     C("run-script-syntax-error", cli("run", "broken.py", "--scene", "ok.urdf"), {"broken.py": "def main(sim:\n"}, "'broken.py' line 1: '(' was never closed", "expected a Python script"),

@@ -177,6 +177,8 @@ def joints_scene(tmp_path, joints, scale=1.0):
     ({"shoulder": 5.0}, 1.0, "joint shoulder = 5: outside the joint's limits [-3, 3] rad; closest valid value 3"),
     ({"shoulder": -3.5}, 1.0, "joint shoulder = -3.5: outside the joint's limits [-3, 3] rad; closest valid value -3"),
     ({"slide": 0.3}, 1.0, "joint slide = 0.3: outside the joint's limits [0, 0.2] m; closest valid value 0.2"),
+    ({"shoulder": 45}, 1.0, "joint shoulder = 45 (degrees? 45 degrees is 0.7854 rad): outside the joint's limits "
+                            "[-3, 3] rad; closest valid value 3"),
     # PyBullet reports a prismatic joint's limits times globalScaling, as sim.model does
     ({"slide": 0.5}, 2.0, "joint slide = 0.5: outside the joint's limits [0, 0.4] m; closest valid value 0.4"),
     ({"shouldr": 1.0}, 1.0, "unknown joint 'shouldr'; did you mean 'shoulder', 'slide'? Valid joint names: shoulder, slide, wrist"),
