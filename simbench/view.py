@@ -292,7 +292,8 @@ def run_cli(args: argparse.Namespace) -> int:
                                   show_time=False)
             print(f"wrote {path}")
             return 0
-        print("move the sliders (right panel); close the window or press Ctrl-C to quit", flush=True)
+        print("move the sliders (right panel); press Ctrl-C to quit (closing the window ends the process at once: "
+              "PyBullet's window takes no close request)", flush=True)
         t_end = None if args.duration is None else time.perf_counter() + args.duration
         last_q_line = 0.0
         while t_end is None or time.perf_counter() < t_end:
