@@ -158,3 +158,33 @@ def test_distance_text_rounds_to_the_millimetre_without_a_negative_zero():
     for d, want in cases.items():
         assert Segment((0, 0, 0), (0, 0, 1), d).text == want, d
     assert len(cases) == 7
+
+
+def test_a_recorded_frame_shows_what_the_script_drew_at_its_time(tmp_path):
+    """Frames are taken just before the next step (or at the end), so the distances a script
+    draws after step() returns are in the frame of that time (a walkthrough's GIF showed every
+    measurement one frame late: 't = 0.067 s' carried the t = 0.033 s distance). Each frame's
+    overlay label, the time it was drawn at, is compared with the frame's own time; the first
+    frame shows the set-up the script made before its first step."""
+    with Simulation("simbench:kuka_cubes.toml", gui=False, dt=1 / 240) as sim:
+        det = sim.detector([(O("robot", "lbr_iiwa_link_7"), "cube1")])
+        seen = []
+        frame = sim.frame
+
+        def logged(*args, **kwargs):
+            labels = [s.label for segs in sim.overlays.values() for s in segs]
+            seen.append((round(sim.t, 6), labels))
+            return frame(*args, **kwargs)
+
+        sim.frame = logged
+        rec = sim.record(tmp_path / "r.gif", fps=30, size=(64, 48))
+        sim.draw_closest_points(det.closest_points(max_distance=5.0), labels=[f"{sim.t:.6f}"])   # the set-up
+        for _ in range(40):
+            sim.step()
+            sim.set_pose("cube1", [0.6 + 0.3 * np.sin(20 * sim.t), 0.0, 0.4])
+            sim.draw_closest_points(det.closest_points(max_distance=5.0), labels=[f"{sim.t:.6f}"])
+        rec.stop()
+    assert rec.frames == len(seen) == 6            # t = 0, 1/30, ..., 5/30 (40 steps of 1/240 s)
+    assert [t for t, _ in seen] == [round(k / 30, 6) for k in range(6)]
+    for t, labels in seen:
+        assert labels == [f"{t:.6f}"], (t, labels)

@@ -219,12 +219,7 @@ class Recording:
         self._k = 0                       # index of the next frame
         self._t0 = sim.t
         self.closed = False
-        try:
-            self.capture()                # the first frame shows the initial state
-        except BaseException:
-            self.closed = True
-            self._writer.close()
-            raise
+        self._pending = True              # the first frame: the state before the first step
 
     @property
     def sim(self) -> "Simulation":
@@ -235,7 +230,9 @@ class Recording:
 
     @property
     def frames(self) -> int:
-        return self._writer.frames
+        """Frames of the run so far: written, and the one due now (taken before the next step)."""
+        due = max(1, self._due()) if self._pending and not self.closed and self._sim() is not None else 0
+        return self._writer.frames + due
 
     def _due(self) -> int:
         """How many frame times have passed (frame k is due at t0 + k / fps)."""
@@ -252,13 +249,27 @@ class Recording:
             self._k += 1
 
     def _on_step(self) -> None:
-        if self._due() > 0:
+        """After a physics step: a frame due now is taken just before the next step (or at the
+        end), so that what the script draws after ``step()`` returns (distances, labels) is in
+        the frame of that time, not the next one (a walkthrough's frames showed each
+        measurement one frame late)."""
+        self._pending = self._pending or self._due() > 0
+
+    def _before_step(self) -> None:
+        if self._pending:
+            self._pending = False
             self.capture()
 
     def stop(self) -> Path:
-        """Finish the file; returns its path. Safe to call twice."""
+        """Finish the file (with the frame still due); returns its path. Safe to call twice."""
         if not self.closed:
-            self.closed = True
+            try:
+                if self._pending and self._sim() is not None:
+                    self._before_step()
+            except Exception:   # noqa: BLE001 - the server is gone: the file is finished without its last frame
+                pass
+            finally:
+                self.closed = True
             try:
                 self._writer.close()
             finally:

@@ -1,9 +1,8 @@
 """The simulation loop: one object that owns the server pair, steps time, drives the robot,
 shows what happens in the window and records it.
 
-Lifetime: a :class:`Simulation` releases its PyBullet clients and finishes its recordings
-when closed, when garbage-collected (``weakref.finalize``; nothing in it refers back to it, so
-a dropped simulation is freed at once) and at interpreter exit.
+Lifetime: a :class:`Simulation` releases its PyBullet clients and finishes its recordings when
+closed, when garbage-collected (``weakref.finalize``; nothing refers back to it) and at exit.
 """
 from __future__ import annotations
 
@@ -26,9 +25,8 @@ from ..imaging import write_png
 from . import camera as cam
 from .arguments import camera_target, duration, step_count
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
-from .overlay import Segment, segments_of
+from .overlay import Segment, annotate as annotate_image, segments_of
 from .poses import base_link_pose, set_base_pose
-from .overlay import annotate as annotate_image
 from .recording import Recording, check_size
 from .robot import Robot
 from .window import OVERLAY_HZ, REDRAW_HZ, Window, check_render
@@ -54,15 +52,15 @@ class SimulationDone(BaseException):
 def _release(recordings: list[Recording], pair: ServerPair, gone: list[str]) -> None:
     """Finalizer of a :class:`Simulation` (holds its recordings, pair and closed flag ``gone``,
     not the simulation)."""
-    if not gone:  # close() says "closed" first
-        gone.append("garbage-collected (keep a reference to it while you use it)")
-    try:
+    try:   # the recordings first: at exit, a frame still due is taken from the open servers
         for rec in list(recordings):
             try:
                 rec.stop()
             except Exception:  # noqa: BLE001 - still close the servers
                 pass
     finally:
+        if not gone:  # close() says "closed" first
+            gone.append("garbage-collected (keep a reference to it while you use it)")
         pair.close()
 
 
@@ -315,6 +313,8 @@ class Simulation:
             reason = self._done_reason()
             if reason is not None:
                 raise SimulationDone(reason)
+            for rec in list(self._recordings):   # a frame due since the last step, with what the
+                rec._before_step()                # script drew after it
             for handle in self._handles.values():
                 handle._apply()
             p.stepSimulation(physicsClientId=self.client)
@@ -446,12 +446,11 @@ class Simulation:
 
     def record(self, path: str | os.PathLike, fps: float = 30, size: tuple[int, int] = (640, 480),
                annotate: bool = True) -> Recording:
-        """Start writing a GIF (needs Pillow) or MP4 (needs ffmpeg) of the run: a frame now and
-        every ``1/fps`` s of simulated time, annotated (time, distances) unless ``annotate`` is
-        False. Finished by ``.stop()``, by leaving a ``with`` block, or when the simulation
-        closes. A clear error up front when the path, the format or its encoder is unusable;
-        missing folders in the path are created, as for every simbench output (the README's
-        ``sim.record("out/run.gif")`` relies on it)."""
+        """Start writing a GIF (needs Pillow) or MP4 (needs ffmpeg) of the run: a frame for now and
+        every ``1/fps`` s of simulated time, each taken before the next step (with what was drawn
+        after the last), annotated (time, distances) unless ``annotate`` is False. Finished by
+        ``.stop()``, a ``with`` block or closing. An unusable path, format or encoder: one line up
+        front; missing folders are created (the README's ``sim.record("out/run.gif")``)."""
         self._check_open()
         rec = Recording(self, path, fps, size, annotate=annotate)
         self._recordings.append(rec)
