@@ -203,6 +203,7 @@ def test_demo_gui_window_shows_the_motion_and_the_clearance_lines(display, tmp_p
     out = w.text()
     assert w.returncode == 0, w.text("err")[-3000:]
     assert "main server GUI" in out and "running headless" not in w.text("err")
+    assert not (tmp_path / "out").exists()      # a window writes no picture: no empty out/ left behind
     assert len(w.grabs) >= 10, len(w.grabs)
     t_first, t_last = w.time_of(r"^\s+0\s"), w.time_of(r"^\s+5\s")
     holding = [img for t, img in w.grabs if t_last < t < t_last + 0.8]  # the window is still open
