@@ -414,7 +414,7 @@ CASES = [
     C("sweep-pair-unknown-body", cli(*SWEEP, "--samples", "5", "--pair", "robott", "other"), {}, "'robott'", "did you mean 'robot'?"),
     C("sweep-pair-unknown-link", cli(*SWEEP, "--samples", "5", "--pair", "robot/bb", "other"), {}, "'bb'", "did you mean 'b'?"),
     C("sweep-pairs-unknown", cli(*SWEEP, "--samples", "5", "--pairs", "everything"), {}, "pairs = 'everything'", "expected one of all, world, self"),
-    C("sweep-engine-unknown", cli(*SWEEP, "--samples", "5", "--engine", "rey"), {}, "'rey'", "expected local or ray"),
+    C("sweep-engine-unknown", cli(*SWEEP, "--samples", "5", "--engine", "rey"), {}, "'rey'", "expected local or ray (did you mean ray?)"),
     C("check-corpus-unknown", cli("check", "--corpus", "pybulet_data"), {}, "'pybulet_data'", "choose from 'pybullet_data'"),
     C("view-scene-q-unknown-joint", cli("view", "--direct", "two.toml", "--q", "jj=1", "--out", "v.png"), {}, "'jj'", "did you mean 'j'?"),
     C("view-scene-misspelled-suffix", cli("view", "--direct", "simbench:wall_iiwa.tml", "--out", "v.png"), {}, "error: file not found: 'simbench:wall_iiwa.tml'", "did you mean 'simbench:wall_iiwa.toml'?"),

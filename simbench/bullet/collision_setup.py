@@ -303,7 +303,7 @@ def check_distance(value: Any, what: str, minimum: float | None = None) -> float
     v = finite_number(value, what, " of metres")
     if minimum is not None and v < minimum:
         raise SimbenchError(f"{what} = {shown(value)}; expected a distance >= {minimum:g} m (it is where distances "
-                            f"saturate; use margin= to ask about penetration)")
+                            f"saturate; a margin (margin=, --margin) asks about penetration)")
     return v
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import SimbenchError, shown
+from ..errors import SimbenchError, closest, shown
 from .jobs import KINDS, check_count
 from .output import SweepError
 
@@ -126,7 +126,9 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.out is None:
         raise SimbenchError("--out DIR is missing; expected the output folder of the sweep")
     if args.engine not in ("local", "ray"):
-        raise SimbenchError(f"--engine {shown(args.engine)}; expected local or ray")
+        near = closest(str(args.engine), ["local", "ray"], n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise SimbenchError(f"--engine {shown(args.engine)}; expected local or ray{hint}")
     if args.ray_address is not None and args.engine != "ray":
         raise SimbenchError(f"--ray-address {args.ray_address} needs --engine ray")
     seed = check_count(args.seed, "--seed", minimum=0)
