@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
-           "RecordingError", "MissingExtraError", "closest", "lookup", "finite_number", "shown", "shown_path",
+           "RecordingError", "MissingExtraError", "CLOSE_CUTOFF", "likeness", "closest", "lookup", "finite_number",
+           "shown", "shown_path",
            "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "quaternion_of_angles", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
@@ -58,6 +59,16 @@ class RecordingError(SimbenchError):
     """A recording that cannot be written (unsupported format, missing encoder)."""
 
 
+#: how alike (0 to 1, :func:`likeness`) a name must be for :func:`closest` to suggest it
+CLOSE_CUTOFF = 0.5
+
+
+def likeness(name: str, other: str) -> float:
+    """How alike two names are, 0 to 1, case ignored: difflib's ratio, as :func:`closest` and
+    ``difflib.get_close_matches`` rank them."""
+    return difflib.SequenceMatcher(None, name.casefold(), other.casefold()).ratio()
+
+
 def closest(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` valid names close to ``name``: the ones equal to it but for case when there
     are any (``"ROBOT"`` suggests ``"robot"``), else difflib's close matches ignoring case."""
@@ -69,7 +80,7 @@ def closest(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
     out = [v for v in folded.get(key, []) if v != name]
     if out:  # the same name but for case: that is the answer
         return out[:n]
-    for match in difflib.get_close_matches(key, list(folded), n=n, cutoff=0.5):
+    for match in difflib.get_close_matches(key, list(folded), n=n, cutoff=CLOSE_CUTOFF):
         out.extend(v for v in folded[match] if v not in out and v != name)
     return out[:n]
 

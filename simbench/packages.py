@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SimbenchError, closest, shown, shown_path
+from .errors import CLOSE_CUTOFF, SimbenchError, closest, likeness, shown, shown_path
 
 logger = logging.getLogger(__name__)
 
@@ -289,13 +289,6 @@ def _subfolders(folder: Path) -> list[Path]:
     return out
 
 
-def _likeness(name: str, other: str) -> float:
-    """How alike two names are (0 to 1, case ignored), as :func:`difflib.get_close_matches` has it."""
-    return difflib.SequenceMatcher(None, name.casefold(), other.casefold()).ratio()
-
-
-#: how alike (0 to 1) a file's name and folder must be to be suggested: :func:`closest`'s cutoff
-_CUTOFF = 0.5
 #: how alike a package name must be: a misspelling (my_robt is 0.93 like my_robot), not a
 #: workspace's other package of the same prefix (simbench_tool is 0.58 like
 #: simbench_demo_description, the package that refers to it)
@@ -305,7 +298,7 @@ _PACKAGE_CUTOFF = 0.75
 def _best(name: str, valid: Iterable[str], cutoff: float = _PACKAGE_CUTOFF) -> list[str]:
     """Of the names :func:`closest` finds for ``name``, the most alike, if at least ``cutoff``,
     and those within :data:`_NEAR_MARGIN` of it."""
-    scored = sorted(((_likeness(name, c), c) for c in closest(name, valid, n=10)), key=lambda sc: -sc[0])
+    scored = sorted(((likeness(name, c), c) for c in closest(name, valid, n=10)), key=lambda sc: -sc[0])
     best = scored[0][0] if scored else 1.0
     return [c for score, c in scored if score >= max(cutoff, best - _NEAR_MARGIN)][:3]
 
@@ -333,17 +326,17 @@ def _best_file(want: str, found: Iterable[str]) -> list[str]:
     for f in found:
         other_folder, other = parts(f)
         matcher.set_seq1(other.casefold())
-        if matcher.real_quick_ratio() < _CUTOFF or matcher.quick_ratio() < _CUTOFF:
+        if matcher.real_quick_ratio() < CLOSE_CUTOFF or matcher.quick_ratio() < CLOSE_CUTOFF:
             continue
         alike = matcher.ratio()
         if other_folder not in folders:
-            folders[other_folder] = _likeness(folder, other_folder)
-        if alike >= _CUTOFF and folders[other_folder] >= _CUTOFF:
+            folders[other_folder] = likeness(folder, other_folder)
+        if alike >= CLOSE_CUTOFF and folders[other_folder] >= CLOSE_CUTOFF:   # closest's cutoff, part by part
             scored.append((alike, folders[other_folder], f))
     for i in (0, 1):
         best = max((s[i] for s in scored), default=0.0)
         scored = [s for s in scored if s[i] >= best - _NEAR_MARGIN]
-    return sorted((s[2] for s in scored), key=lambda f: (-_likeness(want, f), f))[:3]
+    return sorted((s[2] for s in scored), key=lambda f: (-likeness(want, f), f))[:3]
 
 
 def _near_files(places: Sequence[tuple[Path, str, bool]]) -> list[str]:

@@ -12,7 +12,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from .errors import URDFError, closest, shown_path
+from .errors import URDFError, closest, likeness, shown_path
 
 PYBULLET_DATA_PREFIX = "pybullet_data:"
 SIMBENCH_PREFIX = "simbench:"
@@ -140,12 +140,10 @@ SCRIPT_LIKENESS = 0.6
 
 def _likeness(name: str, other: str) -> float:
     """How alike two file names are without their suffixes (0 to 1, case ignored)."""
-    import difflib
-
     def stem(n: str) -> str:
-        return n.rsplit("/", 1)[-1].split(".", 1)[0].casefold()
+        return n.rsplit("/", 1)[-1].split(".", 1)[0]
 
-    return difflib.SequenceMatcher(None, stem(name), stem(other)).ratio()
+    return likeness(stem(name), stem(other))
 
 
 def _bundled(prefix: str, suffixes: tuple[str, ...],

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import URDFError, UnknownNameError, closest, shown, shown_path
+from .errors import URDFError, UnknownNameError, closest, likeness, shown, shown_path
 from .issues import ModelIssue
 from .packages import MESH_FORMATS, PackageMap, Resolution, resolve_uri
 #: the leading number of a token, as C's ``atof`` reads it (also :mod:`simbench.urdf_model`'s)
@@ -348,13 +348,10 @@ MISSPELLING_RATIO = 0.75
 def _suggestion(name: str, known: tuple[str, ...]) -> tuple[str | None, bool]:
     """The closest known name (or None), and whether it is close enough to call ``name`` its
     misspelling."""
-    import difflib
-
     (best, *_) = closest(name, known, n=1) or [None]
     if best is None:
         return None, False
-    close = best.casefold() == name.casefold() or \
-        difflib.SequenceMatcher(None, name.casefold(), best.casefold()).ratio() >= MISSPELLING_RATIO
+    close = best.casefold() == name.casefold() or likeness(name, best) >= MISSPELLING_RATIO
     return best, close
 
 

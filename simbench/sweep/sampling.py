@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ShapeError, SimbenchError, reason, shown, shown_path
+from ..errors import ShapeError, SimbenchError, likeness, reason, shown, shown_path
 
 BLOCK = 1024  # samples per random stream
 
@@ -71,8 +71,6 @@ CONFIG_SUFFIXES = (".npy", ".parquet")
 def config_path(text: str | os.PathLike) -> Path:
     """The configuration file ``text`` (``--configs``), or one line naming it with the closest
     configuration files beside it (``did you mean 'configs.npy'?``)."""
-    import difflib
-
     from ..paths import resolve_path
 
     given = os.fspath(text)
@@ -88,7 +86,7 @@ def config_path(text: str | os.PathLike) -> Path:
         files = []
     # close names first, then the other files of its kind (there is no other choice to suggest)
     kind = [n for n in files if n.endswith(path.suffix.lower())] or files
-    ranked = sorted(kind, key=lambda n: -difflib.SequenceMatcher(None, path.name.casefold(), n.casefold()).ratio())
+    ranked = sorted(kind, key=lambda n: -likeness(path.name, n))
     near = [n if folder == Path(".") else str(Path(given).parent / n) for n in ranked[:3]]
     where = "" if folder == Path(".") else f" in {shown_path(str(folder))}"
     hint = (f"; did you mean {' or '.join(map(repr, near))}?" if near else
