@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "CLOSE_CUTOFF", "likeness", "closest", "lookup", "finite_number",
            "shown", "shown_path",
-           "reason", "real_array", "outside_limits", "in_degrees", "beyond_a_turn", "quaternion_of_angles", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
+           "reason", "real_array", "outside_limits", "in_degrees", "degrees_note", "beyond_a_turn", "quaternion_of_angles", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
 
@@ -206,6 +206,12 @@ def in_degrees(angle: float) -> str:
     return f"{angle:g} degrees is {math.radians(angle):.4g} rad"
 
 
+def degrees_note(value: float, unit: str = "rad") -> str:
+    """``" (degrees? 90 degrees is 1.571 rad)"`` for an angle beyond a turn, else ``""``: the
+    hint beside a value refused as outside a joint's limits, or in :func:`degrees_hint`."""
+    return f" (degrees? {in_degrees(value)})" if unit == "rad" and abs(value) > 2 * math.pi else ""
+
+
 def beyond_a_turn(rpy: Sequence[float]) -> str:
     """``""``, or why roll pitch yaw ``rpy`` look like degrees: ``"90 rad is more than a turn;
     expected roll pitch yaw in radians (90 degrees is 1.571 rad)"`` (an angle beyond 2 pi)."""
@@ -238,7 +244,7 @@ def degrees_hint(q: "np.ndarray", names: Sequence[str], lo: "np.ndarray", hi: "n
     rows = bad.reshape(-1, bad.shape[-1])[:, col]    # that joint's count, not any joint's
     many = f" in {int(rows.sum()):,} of {rows.size:,} configurations" if q.ndim > 1 else ""
     return (f"joint {names[col]!r} = {v:g} rad{many}: beyond a turn and outside its limits "
-            f"[{lo[col]:.4g}, {hi[col]:.4g}] rad (degrees? {in_degrees(v)})")
+            f"[{lo[col]:.4g}, {hi[col]:.4g}] rad{degrees_note(v)}")
 
 
 def is_count(value: Any) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._quiet import import_pybullet
-from .errors import SimbenchError, UnknownNameError, in_degrees, outside_limits, shown
+from .errors import SimbenchError, UnknownNameError, degrees_note, outside_limits, shown
 
 p = import_pybullet()
 
@@ -73,8 +73,8 @@ def within_limits(q: Mapping[str, float], model: Any) -> dict[str, float]:
         if not lo <= value <= hi:
             unit = "m" if prismatic else "rad"
             what = "the joint's limits" if _has_limits(model, name) else "the slider's range (the joint has no limits)"
-            degrees = f" (degrees? {in_degrees(value)})" if unit == "rad" and abs(value) > 2 * math.pi else ""
-            raise SimbenchError(outside_limits(f"--q {name}={value:g}{degrees}", value, lo, hi, unit, what))
+            raise SimbenchError(outside_limits(f"--q {name}={value:g}{degrees_note(value, unit)}", value, lo, hi,
+                                               unit, what))
         out[name] = value
     return out
 

@@ -226,7 +226,7 @@ def check_joint_values(root: Any, joints: Mapping[str, float], scale: float, whe
     prismatic joint's value lies within its ``<limit>`` (finite, lower < upper; prismatic limits
     times ``scale``, as PyBullet reports them), else one line with the closest valid value, as
     ``simbench view --q`` says it. Continuous joints have no limits."""
-    from ..errors import UnknownNameError, in_degrees, outside_limits
+    from ..errors import UnknownNameError, degrees_note, outside_limits
 
     found = {j.get("name"): j for j in root.findall("joint")}
     for name, value in joints.items():
@@ -244,8 +244,8 @@ def check_joint_values(root: Any, joints: Mapping[str, float], scale: float, whe
             lo, hi = lo * scale, hi * scale
         if math.isfinite(lo) and math.isfinite(hi) and lo < hi and not lo <= value <= hi:
             unit = "m" if kind == "prismatic" else "rad"
-            degrees = f" (degrees? {in_degrees(value)})" if unit == "rad" and abs(value) > 2 * math.pi else ""
-            raise SceneError(f"{where}: {outside_limits(f'joint {name} = {value:g}{degrees}', value, lo, hi, unit)}")
+            given = f"joint {name} = {value:g}{degrees_note(value, unit)}"
+            raise SceneError(f"{where}: {outside_limits(given, value, lo, hi, unit)}")
 
 
 def markdown_table(keys: Mapping[str, Key]) -> str:

@@ -8,7 +8,6 @@ clears applied torques after every step, so :meth:`Simulation.step` re-applies t
 """
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
-from ..errors import (ShapeError, SimbenchError, UnknownNameError, finite_number, in_degrees, lookup,
+from ..errors import (ShapeError, SimbenchError, UnknownNameError, finite_number, degrees_note, lookup,
                       outside_limits, real_array, shown)
 from .poses import base_link_pose, set_base_pose
 
@@ -235,9 +234,9 @@ class Robot:
         degrees, most likely (just past a limit is fine: the limit stops a target there)."""
         for i, v in zip(sel, qv):
             lo, hi, unit = self._limits[i]
-            if unit == "rad" and lo < hi and not lo <= v <= hi and abs(v) > 2 * math.pi:
-                raise SimbenchError(f"{who}: " + outside_limits(
-                    f"{self.joint_names[i]} = {v:g} (degrees? {in_degrees(v)})", v, lo, hi, unit))
+            note = degrees_note(v, unit)
+            if note and lo < hi and not lo <= v <= hi:
+                raise SimbenchError(f"{who}: " + outside_limits(f"{self.joint_names[i]} = {v:g}{note}", v, lo, hi, unit))
 
     def _velocities_for(self, sel: np.ndarray, qd: Any) -> np.ndarray:
         """The velocities that go with positions for joints ``sel``: zeros when ``qd`` is None,
