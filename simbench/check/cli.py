@@ -196,8 +196,7 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
     finally:
         dyn.close()
     if report.interrupted:   # as the summary line and the JSON say it
-        how = "terminated (SIGTERM)" if terminated else "interrupted"
-        print(f"simbench check: {how}; the results so far are in the reports", file=sys.stderr)
+        print(f"simbench check: {report.stopped_by()}; the results so far are in the reports", file=sys.stderr)
     return report.exit_code(args.strict)  # 130 when interrupted, 143 after SIGTERM, as the JSON says
 
 

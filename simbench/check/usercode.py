@@ -62,11 +62,6 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 def where_raised(exc: BaseException) -> str:
     """' (at file.py:12 in name)': the innermost frame of an exception's traceback ('' if none)."""
-    return _where(exc)
-
-
-def _where(exc: BaseException) -> str:
-    """'file.py:12 in name' of the innermost frame of an exception's traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return ""
@@ -120,7 +115,7 @@ def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., A
         if isinstance(exc, SyntaxError):
             where = f" ({os.path.basename(exc.filename or '?')}, line {exc.lineno})"
             raise UserCodeFault(ERROR, f"cannot import {shown(mod_name)}: SyntaxError: {exc.msg}{where}") from None
-        raise UserCodeFault(ERROR, f"cannot import {shown(mod_name)}: {_describe(exc)}{_where(exc)}") from None
+        raise UserCodeFault(ERROR, f"cannot import {shown(mod_name)}: {_describe(exc)}{where_raised(exc)}") from None
     func = getattr(module, func_name, None)
     if func is None:
         names = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
@@ -218,7 +213,7 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
         problem = signature_problem(func)  # the call itself failed: not the user's line, the signature
         if problem and isinstance(exc, TypeError) and len(traceback.extract_tb(exc.__traceback__)) == 1:
             raise UserCodeFault(ERROR, f"{label}: {problem}") from None
-        raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{_where(exc)} {where}"
+        raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{where_raised(exc)} {where}"
                                    + _given(q, joint_names)) from None
     return as_torques(out, joint_names, label, where)
 
