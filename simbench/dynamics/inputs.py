@@ -143,13 +143,13 @@ def fast_wrenches(d: KernelModel, q: Any, qd: Any, x: Any,
         if w.shape != (6,):
             return None
         F[0, k + off] += w
-    return q1[None], qd1[None], x1[None], in_root_frame(d, F)
+    return q1[None], qd1[None], x1[None], in_root_frame(d.root_R, F)
 
 
-def in_root_frame(d: KernelModel, F: np.ndarray) -> np.ndarray:
-    """World wrenches F (..., 6) in the root frame of a model placed at ``root_pose`` (rotation
-    R): ``(R^T n, R^T f)``, about the same points; F itself when the root is at the origin."""
-    R = d.root_R
+def in_root_frame(R: np.ndarray | None, F: np.ndarray) -> np.ndarray:
+    """World wrenches F (..., 6), in place, in the root frame of a model placed at ``root_pose``
+    with rotation R: ``(R^T n, R^T f)``, about the same points; unchanged when R is None (the
+    root at the origin)."""
     if R is not None:
         F[..., :3], F[..., 3:] = F[..., :3] @ R, F[..., 3:] @ R
     return F
@@ -199,7 +199,7 @@ def fext_array(model: RobotModel, d: KernelModel, f_ext: Mapping[str, Any] | Non
     out = np.zeros(shape + (nb, 6))
     for k, arr in items:
         out[..., k + d.link_offset, :] += arr
-    return np.ascontiguousarray(in_root_frame(d, out).reshape((-1, nb, 6))), True
+    return np.ascontiguousarray(in_root_frame(d.root_R, out).reshape((-1, nb, 6))), True
 
 
 def wrench_items(model: RobotModel, f_ext: Any, batch: tuple) -> tuple[list[tuple[int, np.ndarray]], tuple]:

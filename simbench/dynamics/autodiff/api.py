@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import SimbenchError
 from ...model import RobotModel
-from ..inputs import gravity_vector, inertia_faults, joint_arrays, wrench_items
+from ..inputs import gravity_vector, in_root_frame, inertia_faults, joint_arrays, wrench_items
 from . import lagrange as L
 from . import rnea as R
 from ._jax import jax, jnp
@@ -207,9 +207,7 @@ def _wrench_rows(model: RobotModel, e: _Entry, f_ext: Any, batch: tuple, N: int)
     Wb[np.arange(len(items)), [body_of[k] for k, _ in items]] = 1.0
     Wo = np.array([offset[k][:3, 3] for k, _ in items])
     W = np.stack([np.broadcast_to(arr, batch + (6,)).reshape(N, 6) for _, arr in items], axis=1)
-    if model.root_pose is not None:   # world wrenches in the root frame: (R^T n, R^T f)
-        Rt = np.asarray(model.root_pose)[:3, :3]
-        W = np.concatenate([W[..., :3] @ Rt, W[..., 3:] @ Rt], axis=-1)
+    in_root_frame(None if model.root_pose is None else np.asarray(model.root_pose)[:3, :3], W)
     return {"Wb": jnp.asarray(Wb), "Wo": jnp.asarray(Wo)}, np.ascontiguousarray(W)
 
 
