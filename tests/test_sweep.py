@@ -219,11 +219,11 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     out = tmp_path / "o"
     kw = dict(samples=100, seed=0, pairs=POST_PAIRS[:2], workers=1, progress=False)
     sweep("collision", scene, out=out, **kw)
-    cases = [({"seed": 1}, "seed is 0 there, 1 in this run"),
-             ({"samples": 99}, "samples is 100 there, 99 in this run"),
-             ({"chunk_size": 50}, "chunk_size is 10000 there, 50 in this run"),
-             ({"pairs": POST_PAIRS[:1]}, "options.pairs"),
-             ({"margin": 0.01}, "options.margin is 0.0 there, 0.01 in this run")]
+    cases = [({"seed": 1}, "--seed is 0 there, 1 in this run"),
+             ({"samples": 99}, "--samples is 100 there, 99 in this run"),
+             ({"chunk_size": 50}, "--chunk-size is 10000 there, 50 in this run"),
+             ({"pairs": POST_PAIRS[:1]}, "--pairs/--pair has 2 values there, 1 in this run"),
+             ({"margin": 0.01}, "--margin is 0.0 there, 0.01 in this run")]
     for change, message in cases:
         with pytest.raises(SimbenchError, match="holds another sweep") as exc:
             sweep("collision", scene, out=out, **{**kw, **change})
@@ -234,8 +234,8 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     with pytest.raises(SimbenchError, match="holds another sweep") as exc:   # every difference named
         sweep("collision", scene, out=out, **{**kw, "seed": 1, "chunk_size": 50})
     said = str(exc.value)   # and the scene changed above: three differences, the first with its values
-    assert said == (f"sweep output folder {str(out)!r} holds another sweep: chunk_size is 10000 there, 50 in this "
-                    "run; also differ: seed, files.scene.sha256; use another --out, or the same parameters to resume")
+    assert said == (f"sweep output folder {str(out)!r} holds another sweep: --chunk-size is 10000 there, 50 in "
+                    "this run; also differ: --seed, files.scene.sha256; use another --out, or the same parameters to resume")
     assert len(said) <= 200 or len(str(out)) > 60, said
     assert len(cases) == 5
 
@@ -282,7 +282,7 @@ def test_mismatched_rerun_from_the_command_line_is_one_line_and_exit_2(tmp_path)
     assert first.stdout.count("sweep collision: 20 configs") == 1 and "20 configs" not in first.stderr, first.stderr
     proc = run_cli(*base, "--seed", "2", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.strip() == (
-        "simbench sweep: error: sweep output folder 'o' holds another sweep: seed is 1 there, 2 in this run; "
+        "simbench sweep: error: sweep output folder 'o' holds another sweep: --seed is 1 there, 2 in this run; "
         "use another --out, or the same parameters to resume")
     manifest = json.loads((tmp_path / "o" / "_manifest.json").read_text())
     assert manifest["complete"] and manifest["job"]["seed"] == 1 and len(manifest["runs"]) == 1
@@ -347,6 +347,5 @@ def test_the_refusal_tells_lists_by_their_lengths_and_stays_short():
     old = {"options": {"floating": False, "low": low36, "high": [0.8] * 36}, "arrays": ["q"] * 36}
     new = {"options": {"floating": True, "low": low54, "high": [1.0] * 54}, "arrays": ["q"] * 54}
     said = mismatch(old, new, head, tail)
-    assert said == head + ("options.floating is False there, True in this run; also differ: options.low, "
-                           "options.high, arrays") + tail
+    assert said == head + "--floating is False there, True in this run" + tail   # the bounds and columns follow
     assert len(said) < 200 and mismatch(old, old, head, tail) is None

@@ -112,10 +112,9 @@ def test_a_welded_folder_is_not_resumed_as_a_floating_one_and_back(tmp_path):
         with pytest.raises(SimbenchError, match="holds another sweep") as exc:
             sweep("dynamics", A1, out=out, floating=floating, **kw)
         said = str(exc.value)
-        assert f"options.floating is {there} there, {here} in this run" in said and "\n" not in said, said
-        assert said.endswith(f"holds another sweep: options.floating is {there} there, {here} in this run; "
-                             "also differ: options.low, options.high, arrays; use another --out, or the same "
-                             "parameters to resume"), said   # the bounds only named: one short line
+        assert f"--floating is {there} there, {here} in this run" in said and "\n" not in said, said
+        assert said.endswith(f"holds another sweep: --floating is {there} there, {here} in this run; "
+                             "use another --out, or the same parameters to resume"), said   # the bounds follow
         assert len(read_manifest(out)["runs"]) == 1   # nothing run, nothing recorded
         refused += 1
     assert refused == 2

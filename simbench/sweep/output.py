@@ -109,18 +109,35 @@ def _brief(value: Any, most: int = 6) -> str:
 MISMATCH_LINE = 200
 
 
+#: a job's entries as the user gives them: the command's option (the API's keyword is its name
+#: without the dashes, ``--max-distance`` -> ``max_distance``)
+OPTION_NAMES = {"seed": "--seed", "samples": "--samples", "chunk_size": "--chunk-size",
+                "options.pairs": "--pairs/--pair", "options.max_distance": "--max-distance",
+                "options.margin": "--margin", "options.witness": "--witness", "options.sampler.kind": "--configs",
+                "options.floating": "--floating", "options.qd_max": "--qd-max", "options.qdd_max": "--qdd-max",
+                "options.targets": "TARGET", "options.states": "--samples", "options.tol": "--tol",
+                "options.corpus": "--corpus"}
+#: entries that follow from others (the columns from the pairs, the bounds from the URDF and
+#: --floating): named only when nothing the user gives differs
+DERIVED = ("arrays", "options.disabled", "options.joints", "options.low", "options.high", "options.sampler.low",
+           "options.sampler.high", "options.robot")
+
+
 def mismatch(old: Any, new: Any, head: str, tail: str) -> str | None:
     """``head + differences + tail`` on one line of about :data:`MISMATCH_LINE` characters, or
-    None when the jobs are the same. Each differing option is named once (the entries of one list
-    together: ``options.low[3]`` and ``options.low[5]`` are ``options.low``); as many as fit are
-    told with their two values (a list of another length by its lengths only), the rest only
-    named: ``options.floating is False there, True in this run; also differ: options.low,
-    options.high``."""
+    None when the jobs are the same. Each differing option is named once, as the command line
+    spells it (:data:`OPTION_NAMES`; the entries of one list together: ``options.low[3]`` and
+    ``options.low[5]`` are ``options.low``); entries that follow from others (:data:`DERIVED`)
+    only when nothing else differs; as many as fit are told with their two values (a list of
+    another length by its lengths only), the rest only named: ``--floating is False there, True
+    in this run``."""
     groups: dict[str, list[str]] = {}
     for where in differences(old, new):
         groups.setdefault(where.split("[", 1)[0], []).append(where)
     if not groups:
         return None
+    given = {k: v for k, v in groups.items() if k not in DERIVED}
+    groups = given or groups
     told: list[str] = []
     budget = max(60, MISMATCH_LINE - len(head) - len(tail))
     names = list(groups)
@@ -133,7 +150,7 @@ def mismatch(old: Any, new: Any, head: str, tail: str) -> str | None:
         names.pop(0)
     if names:
         more = f" and {len(names) - 4} more" if len(names) > 4 else ""
-        told.append("also differ: " + ", ".join(names[:4]) + more)
+        told.append("also differ: " + ", ".join(_named(n) for n in names[:4]) + more)
     return head + "; ".join(told) + tail
 
 
@@ -142,10 +159,16 @@ def _told(old: Any, new: Any, name: str, paths: list[str]) -> str:
     its lengths, a list's first differing entry (and how many more entries differ)."""
     a, b = _lookup(old, name), _lookup(new, name)
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
-        return f"{name} has {len(a)} values there, {len(b)} in this run"
+        return f"{_named(name)} has {len(a)} values there, {len(b)} in this run"
     where = paths[0]
     more = f" (and {len(paths) - 1} more entries)" if len(paths) > 1 else ""
-    return f"{where} is {_brief(_lookup(old, where))} there, {_brief(_lookup(new, where))} in this run{more}"
+    shown_where = _named(name) + where[len(name):]
+    return f"{shown_where} is {_brief(_lookup(old, where))} there, {_brief(_lookup(new, where))} in this run{more}"
+
+
+def _named(name: str) -> str:
+    """A job entry as the command line spells it (``options.max_distance`` -> ``--max-distance``)."""
+    return OPTION_NAMES.get(name, name)
 
 
 class SweepFolder:
