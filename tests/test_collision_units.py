@@ -97,6 +97,20 @@ def test_degrees_said_once_and_answered_as_radians(detector, caplog, form):
         assert "in 1 of 2 configurations" in lines[0]
 
 
+def test_check_units_false_answers_without_a_word(caplog):
+    """A caller that judged q itself (the sweep's driver) builds its detectors with
+    check_units=False: the same degrees pose is answered as radians, as the direct call has it."""
+    c = p.connect(p.DIRECT)
+    try:
+        det = CollisionDetector(load_scene(SCENE).load(c), [("robot", "cube1")], check_units=False)
+        with caplog.at_level(logging.WARNING, logger="simbench"):
+            d = det.compute_distances(DEG, max_distance=5.0)
+    finally:
+        p.disconnect(physicsClientId=c)
+    assert _said(caplog) == []
+    np.testing.assert_allclose(d[0], _direct_distance(DEG), atol=1e-9)
+
+
 @pytest.mark.parametrize("q", [np.zeros(7), np.array([0.0, 2.5, 0, 0, 0, 0, 0]),
                                np.array([0.0, -2.0, 0, 1.5, 0, 0.3, 0]), np.array([0.0, 0.5, 0, -2.0, 0, 1.0, 3.0])])
 def test_radians_are_not_judged(detector, caplog, q):

@@ -78,12 +78,13 @@ class CollisionDetector:
       built are honoured (:mod:`simbench.bullet.collision_filters`).
     * ``workers``: default number of processes for batches; ``worker_timeout``: seconds a
       worker may take to answer before it is replaced.
+    * ``check_units``: False leaves out the once-per-detector degrees warning (its caller judged q).
     """
 
     def __init__(self, scene: Any, pairs: Iterable[Any], *, bodies: Mapping[str, int] | None = None,
                  robot: str | Sequence[str] | None = None, padding: float | Mapping[Any, float] | None = None,
                  disabled: Any = None, workers: int = 1, worker_timeout: float = DEFAULT_TIMEOUT,
-                 sync: WorldSync | None = None):
+                 sync: WorldSync | None = None, check_units: bool = True):
         loaded, sync = source(scene, bodies, sync)
         if isinstance(pairs, Mapping):
             raise SimbenchError("CollisionDetector(client, bodies, pairs) is the argument order of Adam Heins's post; "
@@ -95,6 +96,8 @@ class CollisionDetector:
         self._state = client_state(self.client)
         self._lock = self._state.lock
         self._plan = pl = plan(loaded, robot, pairs, padding, disabled)
+        if not check_units:
+            pl.said.append("not asked")
         self.robots: tuple[str, ...] = pl.robots
         self.robot_bodies: tuple[LoadedBody, ...] = pl.robot_bodies
         #: joint order of ``q`` (with several robots: ``"body/joint"``, robots in the given order)

@@ -337,11 +337,11 @@ class CollisionRunner:
             obj = lambda o: NamedCollisionObject(o[0], o[1])  # noqa: E731
             pairs = [(obj(a), obj(b)) for a, b in spec.option("pairs")]
             disabled = [(obj(a), obj(b)) for a, b in spec.option("disabled")] or None
-            self.det = CollisionDetector(loaded, pairs, robot=spec.option("robot"), disabled=disabled)
+            self.det = CollisionDetector(loaded, pairs, robot=spec.option("robot"), disabled=disabled,
+                                         check_units=False)   # the driver judged the rows: one line, not one per worker
             if [[_as_json(a), _as_json(b)] for a, b in self.det.pairs] != spec.option("pairs") \
                     or list(self.det.joint_names) != spec.option("joints"):
                 raise SimbenchError("the scene resolves to other pairs or joints in this worker than in the driver")
-            self.det._plan.said.append("the driver's")   # it judged the units of the rows: one line, not one per worker
             self.configs = spec.path("configs") if spec.option("sampler")["kind"] == "file" else None
             self._rows: np.ndarray | None = None
         except BaseException:
