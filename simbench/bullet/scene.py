@@ -45,6 +45,7 @@ from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
 from . import scene_schema as schema
 from .inertials import B3_INERTIAL_WARNINGS, InertialDefaults, inertial_defaults
+from .mesh_units import warn_mesh_units
 from .records import dynamics_info
 
 logger = logging.getLogger(__name__)
@@ -215,6 +216,7 @@ class Scene:
             ids[spec.name] = body_id
             if not quiet:
                 spec.warn_inertials()
+                warn_mesh_units(spec, body_id, client)
         loaded = LoadedScene(self, client, ids)
         for spec in self.bodies:
             body = loaded.body(spec.name)
