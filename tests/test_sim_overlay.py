@@ -188,3 +188,25 @@ def test_a_recorded_frame_shows_what_the_script_drew_at_its_time(tmp_path):
     assert [t for t, _ in seen] == [round(k / 30, 6) for k in range(6)]
     for t, labels in seen:
         assert labels == [f"{t:.6f}"], (t, labels)
+
+
+def test_an_obstacle_named_twice_in_the_legend_carries_the_robot_link():
+    """Two links against cube1 were both labelled 'cube1' in the legend; now the link is beside
+    the name where an obstacle comes twice, and each label's distance is PyBullet's own
+    getClosestPoints between that link and the cube (the oracle)."""
+    with Simulation(gui=False) as sim:
+        sim.robot.reset({"lbr_iiwa_joint_2": 0.6})
+        det = sim.detector([(O("robot", "lbr_iiwa_link_5"), O("cube1")), (O("robot", "lbr_iiwa_link_7"), O("cube1")),
+                            (O("robot", "lbr_iiwa_link_7"), O("cube2"))])
+        segs = sim.draw_closest_points(det.closest_points(sim.robot.q, 5.0))
+        robot, links = sim.bodies["robot"], {}
+        for j in range(p.getNumJoints(robot, physicsClientId=sim.client)):
+            links[p.getJointInfo(robot, j, physicsClientId=sim.client)[12].decode()] = j
+        truth = {}
+        for link, cube in (("lbr_iiwa_link_5", "cube1"), ("lbr_iiwa_link_7", "cube1"), ("lbr_iiwa_link_7", "cube2")):
+            pts = p.getClosestPoints(robot, sim.bodies[cube], 5.0, linkIndexA=links[link], physicsClientId=sim.client)
+            truth[(link, cube)] = min(pt[8] for pt in pts)
+    assert [s.label for s in segs] == ["cube1 (lbr_iiwa_link_5)", "cube1 (lbr_iiwa_link_7)", "cube2"]
+    got = [s.distance for s in segs]
+    np.testing.assert_allclose(got, [truth[("lbr_iiwa_link_5", "cube1")], truth[("lbr_iiwa_link_7", "cube1")],
+                                     truth[("lbr_iiwa_link_7", "cube2")]], atol=1e-9)

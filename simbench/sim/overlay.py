@@ -53,14 +53,30 @@ class Segment:
 
 def segments_of(results: Any, labels: Sequence[str] | None = None) -> list[Segment]:
     """The segments of closest-point results (``detector.closest_points(q)``), named by
-    ``labels`` (one per result) or by each result's obstacle; results with nothing found
-    within their query's distance are left out."""
+    ``labels`` (one per result) or by each result's obstacle, with the robot's link beside an
+    obstacle named twice (``cube1 (lbr_iiwa_link_5)``, ``cube1 (lbr_iiwa_link_7)``); results with
+    nothing found within their query's distance are left out."""
     from .arguments import closest_labels, closest_results
 
     items = closest_results(results)
-    names = closest_labels(labels, len(items)) or [None] * len(items)
+    names = closest_labels(labels, len(items)) or _default_labels(items)
     return [s if name is None else replace(s, label=name) for s, name in
             zip(map(Segment.from_result, items), names) if s is not None]
+
+
+def _default_labels(items: Sequence[Any]) -> list[str | None]:
+    """Each result's obstacle (None: :meth:`Segment.from_result`'s), and where two results share
+    one, the other side's link (or body) beside it."""
+    def side(obj: Any) -> str:
+        return str(getattr(obj, "body", "") or obj or "")
+    obstacles = [side(getattr(r, "b", "")) for r in items]
+    twice = {o for o in obstacles if obstacles.count(o) > 1}
+    out: list[str | None] = []
+    for r, o in zip(items, obstacles):
+        a = getattr(r, "a", None)
+        near = getattr(a, "link", None) or side(a)
+        out.append(f"{o} ({near})" if o in twice and near else None)
+    return out
 
 
 def clearance_rgb(distance: float, far: float = FAR) -> tuple[float, float, float]:

@@ -258,7 +258,7 @@ class Simulation:
                             labels: Sequence[str] | None = None) -> list[Segment]:
         """Show closest-point results (``detector.closest_points(q)``) under ``key``, in the GUI
         (lines coloured by clearance, a legend: ``labels``, one per result, or each obstacle's
-        name) and in recorded frames and screenshots; the same ``key`` replaces them."""
+        name, the link beside one named twice) and in frames and screenshots; ``key`` replaces them."""
         segments = segments_of(results, labels)
         self._overlays[key] = segments
         if self.window is not None:
