@@ -91,3 +91,19 @@ def test_the_command_line_says_it_once(tmp_path):
     lines = [ln for ln in proc.stderr.splitlines() if "millimetres" in ln]
     assert len(lines) == 1 and lines[0].startswith("simbench view: warning: body 'cad': link 'arm' spans 400"), proc.stderr
     assert (tmp_path / "v.png").exists()
+
+
+def test_info_says_it_and_nothing_else(tmp_path):
+    """`simbench info` is what a user runs first on a new file: the line is on stderr, named by
+    the file as given; a file in metres (PyBullet's humanoid, whose loading prints PyBullet's own
+    warnings) leaves stderr empty."""
+    _scene(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "simbench", "info", "cad.urdf"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0 and "issues: none" in proc.stdout, proc.stderr
+    assert proc.stderr.strip() == ("simbench info: warning: cad.urdf: link 'arm' spans 400 m (collision mesh "
+                                   "'arm.obj'); a mesh in millimetres? scale=\"0.001 0.001 0.001\" on its <mesh> "
+                                   "makes it 0.4 m"), proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "simbench", "info", "pybullet_data:humanoid/humanoid.urdf"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr

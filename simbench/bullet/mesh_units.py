@@ -13,6 +13,8 @@ from typing import Any
 
 import pybullet as p
 
+from .._quiet import quiet_fds
+
 logger = logging.getLogger("simbench")
 
 #: a robot link longer than this (metres) is most likely a mesh in millimetres
@@ -36,22 +38,43 @@ def oversized_links(body: int, client: int) -> list[tuple[str, str, float]]:
     return found
 
 
-def warn_mesh_units(spec: Any, body: int, client: int) -> None:
-    """Log one line, once per scene body ``spec``, when its loaded body ``body`` has links of
-    more than :data:`LARGEST_LINK` made of meshes (see the module docstring)."""
-    if spec.__dict__.get("_warned_units"):
-        return
-    object.__setattr__(spec, "_warned_units", True)
-    name, fixed_base = spec.name, spec.fixed_base
+def mesh_units_line(name: str, body: int, client: int, fixed_base: bool) -> str | None:
+    """The one line about body ``name`` (loaded as ``body``) when it has links of more than
+    :data:`LARGEST_LINK` made of meshes, else None (see the module docstring)."""
     movable = any(p.getJointInfo(body, j, physicsClientId=client)[2] != p.JOINT_FIXED
                   for j in range(p.getNumJoints(body, physicsClientId=client)))
     if fixed_base and not movable:
-        return
+        return None
     big = oversized_links(body, client)
     if not big:
-        return
+        return None
     link, mesh, extent = max(big, key=lambda b: b[2])
     more = f" (and {len(big) - 1} more links)" if len(big) > 1 else ""
-    logger.warning("body %r: link %r spans %.4g m (collision mesh %r)%s; a mesh in millimetres? "
-                   "scale=\"0.001 0.001 0.001\" on its <mesh> makes it %.4g m", name, link, extent, mesh,
-                   more, extent / 1000)
+    return (f"{name}: link {link!r} spans {extent:.4g} m (collision mesh {mesh!r}){more}; a mesh in "
+            f"millimetres? scale=\"0.001 0.001 0.001\" on its <mesh> makes it {extent / 1000:.4g} m")
+
+
+def warn_mesh_units(spec: Any, body: int, client: int) -> None:
+    """Log :func:`mesh_units_line` once per scene body ``spec``, loaded as ``body``."""
+    if spec.__dict__.get("_warned_units"):
+        return
+    object.__setattr__(spec, "_warned_units", True)
+    line = mesh_units_line(f"body {spec.name!r}", body, client, spec.fixed_base)
+    if line:
+        logger.warning("%s", line)
+
+
+def check_file(path: str, label: str) -> None:
+    """Log :func:`mesh_units_line` for a URDF file PyBullet can load (``path``; ``label``: the
+    file as the user named it), loaded with a fixed base on a DIRECT server of its own."""
+    client = p.connect(p.DIRECT)
+    try:
+        with quiet_fds(1, 2):   # PyBullet's own warnings about the file: info has its issues
+            body = p.loadURDF(path, useFixedBase=True, physicsClientId=client)
+        line = mesh_units_line(label, body, client, False)
+    except p.error:
+        return
+    finally:
+        p.disconnect(physicsClientId=client)
+    if line:
+        logger.warning("%s", line)
