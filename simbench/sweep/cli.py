@@ -16,6 +16,7 @@ from .output import SweepError
 EPILOG = """examples:
   simbench sweep collision simbench:kuka_cubes.toml --samples 1000000 --seed 0 --out labels
   simbench sweep collision scene.toml --samples 1e6 --seed 0 --out labels --engine ray --ray-address auto
+  simbench sweep collision two_arms.toml --robot left --robot right --pairs world --samples 100000 --out both
   simbench sweep dynamics pybullet_data:kuka_iiwa/model.urdf --samples 100000 --seed 1 --out iiwa_dyn
   simbench sweep dynamics pybullet_data:a1/a1.urdf --floating --samples 100000 --seed 1 --out a1_dyn
   simbench sweep check --corpus pybullet_data --samples 20 --out check_all
@@ -54,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     col.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"),
                      help="an explicit pair (repeatable): BODY (every link), BODY/LINK, BODY/(base) or ROBOT/(moving) "
                           "(the links that move with q); replaces --pairs")
+    col.add_argument("--robot", action="append", metavar="NAME",
+                     help="a robot the sweep moves, its movable joints sampled within its own limits (repeatable: "
+                          "q stacks the robots in the order given, columns q(NAME/joint)); default: the scene's robot")
     col.add_argument("--max-distance", metavar="M", help="distances saturate here, metres (default 1.0)")
     col.add_argument("--margin", metavar="M", help="in collision when distance < margin, metres (default 0)")
     col.add_argument("--witness", action="store_true", help="also store the witness points of every pair")
@@ -94,8 +98,8 @@ def options_of(args: argparse.Namespace) -> dict:
     job_module(args.kind)  # unknown kind: one line
     given = {"pairs": args.pairs, "pair": args.pair, "max_distance": args.max_distance, "margin": args.margin,
              "witness": args.witness or None, "configs": args.configs, "qd_max": args.qd_max,
-             "qdd_max": args.qdd_max, "floating": args.floating or None, "corpus": args.corpus, "tol": args.tol, "no_pinocchio": args.no_pinocchio or None}
-    own = {"collision": {"pairs", "pair", "max_distance", "margin", "witness", "configs"},
+             "qdd_max": args.qdd_max, "robot": args.robot, "floating": args.floating or None, "corpus": args.corpus, "tol": args.tol, "no_pinocchio": args.no_pinocchio or None}
+    own = {"collision": {"pairs", "pair", "max_distance", "margin", "witness", "configs", "robot"},
            "dynamics": {"qd_max", "qdd_max", "floating"}, "check": {"corpus", "tol", "no_pinocchio", "floating"}}[args.kind]
     for key, value in given.items():
         if value is not None and key not in own:
@@ -106,7 +110,8 @@ def options_of(args: argparse.Namespace) -> dict:
         if args.pair and args.pairs:
             raise SimbenchError("give either --pairs or --pair A B, not both")
         out.update(max_distance=_number(args.max_distance, "--max-distance"),
-                   margin=_number(args.margin, "--margin"), witness=args.witness, configs=args.configs)
+                   margin=_number(args.margin, "--margin"), witness=args.witness, configs=args.configs,
+                   robots=args.robot)
     elif args.kind == "dynamics":
         out.update(qd_max=_number(args.qd_max, "--qd-max"), qdd_max=_number(args.qdd_max, "--qdd-max"),
                    floating=args.floating)

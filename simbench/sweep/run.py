@@ -191,7 +191,8 @@ def sweep(kind: str, target: str | os.PathLike | Sequence[str | os.PathLike] = (
     """Run a sweep into folder ``out``, resuming what is there; see ``simbench sweep --help``.
 
     ``kind``: ``"collision"`` (``target`` a scene; options ``pairs``, ``max_distance``,
-    ``margin``, ``witness``, ``configs``), ``"dynamics"`` (a URDF; ``qd_max``, ``qdd_max``,
+    ``margin``, ``witness``, ``configs``, ``robots``: the robots moved, a name or a sequence,
+    default the scene's robot), ``"dynamics"`` (a URDF; ``qd_max``, ``qdd_max``,
     ``floating``: a free-flyer base, its pose, twist and wrench as columns) or
     ``"check"`` (URDFs; ``corpus_name``, ``tol``, ``pinocchio``, ``floating``; ``samples`` =
     states per robot). The same ``seed`` and ``chunk_size`` give bit-identical files whatever ``engine``
