@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     col.add_argument("--pairs", default=None, metavar="all|world|self",
                      help="world: the whole robot (base included) against each other body, its moving links only "
                           "where its base alone is closer than the margin (ROBOT/(moving), with a warning); self: "
-                          "the default self-collision pairs; all (default): both")
+                          "the default self-collision pairs; all (default): both; with several --robot, per robot "
+                          "(two of them once)")
     col.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"),
                      help="an explicit pair (repeatable): BODY (every link), BODY/LINK, BODY/(base) or ROBOT/(moving) "
                           "(the links that move with q); replaces --pairs")
