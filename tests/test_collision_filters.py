@@ -43,7 +43,9 @@ def test_filters_match_pybullet_simulation_contacts(robot_gm, cube_gm, pair_filt
         links = list(pair.main.robot.links.items())
         det = pair.detector([(O("robot", name), O("cube1")) for name, _ in links])
         whole = pair.detector([(O("robot"), O("cube1"))])
-        kept = {a.link for a, _ in det.pairs}
+        assert [a.link for a, _ in det.pairs] == [name for name, _ in links]   # one column per pair asked
+        d_links = det.compute_distances(np.zeros(7), 1.0)
+        kept = {a.link for (a, _), d in zip(det.pairs, d_links) if d < 1.0}   # a filtered pair: nothing found
         p.performCollisionDetection(physicsClientId=main)
         contact = {pt[3] for pt in p.getContactPoints(rid, cid, physicsClientId=main)}
         compared = 0
@@ -65,7 +67,7 @@ def test_filters_match_pybullet_simulation_contacts(robot_gm, cube_gm, pair_filt
         if kept & set(overlapping):
             assert d["distance"][0] < 0 and whole.closest_points(np.zeros(7))[0].a.link in kept
         else:
-            assert whole.pairs == [] or d["distance"][0] >= 0
+            assert len(whole.pairs) == 1 and d["distance"][0] >= 0
 
 
 def test_filter_api_errors():
@@ -100,7 +102,7 @@ def test_scene_keys_set_the_filters_on_both_servers_vs_pybullet_contacts(robot_k
         assert contacts[0] == contacts[1]  # the simulation and the collision server agree
         links = sim.body("robot").links
         det = sim.detector([(O("robot", name), O("cube")) for name in links])
-        kept = {a.link for a, _ in det.pairs}
+        kept = {a.link for (a, _), d in zip(det.pairs, det.compute_distances(np.zeros(7), 1.0)) if d < 1.0}
         compared = 0
         for name, li in links.items():
             raw = p.getClosestPoints(rid, cid, 0.0, li, -1, physicsClientId=sim.client)
@@ -113,3 +115,46 @@ def test_scene_keys_set_the_filters_on_both_servers_vs_pybullet_contacts(robot_k
         if cube_keys == {"collision_group": 0, "collision_mask": 0} or robot_keys == {"collision_group": 1,
                                                                                      "collision_mask": 2}:
             assert not contacts[0] and not kept & {n for n, i in links.items() if i != -1}
+
+
+Q = np.array([0.785, 1.2, 0, -0.6, 0, 0.6, 0])   # the arm presses into cube1
+
+
+def _contacts(sim) -> int:
+    """PyBullet's own contacts between the arm and cube1 (filters applied) on the main server."""
+    p.performCollisionDetection(physicsClientId=sim.client)
+    return len(p.getContactPoints(sim.bodies["robot"], sim.bodies["cube1"], physicsClientId=sim.client))
+
+
+@pytest.mark.parametrize("disabled_first", [True, False])
+def test_a_detector_follows_filters_set_after_it_was_built(disabled_first):
+    """A walkthrough built a detector while robot-cube1 was filtered out, then enabled the pair:
+    the simulation had 3 contacts and the detector said 'not in collision' (and the other way
+    round). Now every query reads the filters as they are, checked against PyBullet's own
+    contacts; the columns stay one per pair asked, in order (the filtered pair's column used to
+    disappear, shifting cube3's distance into column 0)."""
+    with simbench.Simulation("simbench:kuka_cubes.toml", gui=False) as sim:
+        sim.robot.reset(Q)
+        if disabled_first:
+            set_collision_filter_pair(sim.pair, "robot", "cube1", False)
+        det = sim.detector([("robot", "cube1"), ("robot", "cube3")])
+        assert det.pair_names == [("robot", "cube1"), ("robot", "cube3")]
+        raw = min(pt[8] for pt in p.getClosestPoints(sim.bodies["robot"], sim.bodies["cube1"], 1.0,
+                                                   physicsClientId=sim.client))
+        far = min(pt[8] for pt in p.getClosestPoints(sim.bodies["robot"], sim.bodies["cube3"], 1.0,
+                                                   physicsClientId=sim.client))
+        assert raw < -1e-3 < far   # overlapping cube1, clear of cube3 (getClosestPoints ignores filters)
+        compared = 0
+        for enabled in ((False, True) if disabled_first else (True, False)):
+            set_collision_filter_pair(sim.pair, "robot", "cube1", enabled)
+            touching = _contacts(sim) > 0
+            assert touching == enabled
+            d = det.compute_distances(Q)
+            for got in (d, det.compute_distances(Q[None])[0], det.closest_point_arrays(Q)["distance"]):
+                np.testing.assert_allclose(got, [raw if enabled else 1.0, far], atol=1e-9)
+            assert det.in_collision(Q) == touching and det.in_collision(Q[None])[0] == touching
+            assert [(str(a), str(b)) for a, b in det.colliding_pairs(Q)] == ([("robot", "cube1")] if touching else [])
+            found = det.closest_points(Q)[0]
+            assert found.found == enabled and found.b.body == "cube1"
+            compared += 1
+        assert compared == 2

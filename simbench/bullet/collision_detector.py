@@ -10,7 +10,6 @@ batches over worker processes, thread safety, and one world (:mod:`simbench.bull
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,39 +17,15 @@ import pybullet as p
 
 from ..errors import ShapeError, SimbenchError, real_array, reason, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
-from .collision_names import ALL_LINKS, NamedCollisionObject, Pair
+from .collision_names import ALL_LINKS, ClosestPoints, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
-from .collision_setup import check_distance, check_workers, plan, source
+from .collision_setup import check_distance, check_workers, plan, refreshed, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
 from .collision_world import FloatingBases, facts, is_server_pair
 from .records import JointState
 from .scene import LoadedBody
 from .servers import PAIR_CLOSED
 from .sync import WorldSync, client_state
-
-
-@dataclass(frozen=True)
-class ClosestPoints:
-    """Closest points of one pair: signed ``distance`` (after padding, saturated at
-    ``max_distance``), witness points in the world frame and the unit ``normal`` from B to A.
-    ``a`` and ``b`` name the closest links (for a whole-body object, the link where the
-    closest point lies). When nothing lies within ``max_distance`` the points and normal are
-    NaN and ``a``, ``b`` are the pair's objects."""
-
-    a: NamedCollisionObject
-    b: NamedCollisionObject
-    distance: float
-    point_a: np.ndarray
-    point_b: np.ndarray
-    normal: np.ndarray
-
-    @property
-    def in_collision(self) -> bool:
-        return self.distance < 0.0
-
-    @property
-    def found(self) -> bool:
-        return bool(np.isfinite(self.point_a[0]))
 
 
 class CollisionDetector:
@@ -104,11 +79,8 @@ class CollisionDetector:
         self.joint_names: tuple[str, ...] = pl.joint_names
         self.dof = pl.dof
         self.pairs: list[Pair] = pl.pairs
-        #: per pair, ((body id, link indices), (body id, link indices)) of its two sides
-        self.pair_links = pl.pair_links
-        self._poses, self._pair_args, self._body_ids = pl.poses, pl.pair_args, pl.body_ids
-        self._core = QueryCore(self.client, self._poses, self._pair_args)
-        self._search: dict[float, list] = {}  # the pairs' search distances by max_distance (fast path)
+        self._poses, self._body_ids = pl.poses, pl.body_ids
+        self._use(pl)
         self._shape1 = (self.dof,)
         self._bases = FloatingBases(self.robot_bodies, pl.poses)
         #: columns of a ``q`` that also poses the floating robots' bases (see :class:`FloatingBases`)
@@ -134,11 +106,25 @@ class CollisionDetector:
     def robot_body(self) -> LoadedBody | None:
         return self.robot_bodies[0] if self.robot_bodies else None
 
+    def _use(self, pl: Any) -> None:
+        """Query with plan ``pl`` (its pairs' links, exclusions and padding)."""
+        self._plan, self._pair_args = pl, pl.pair_args
+        #: per pair, ((body id, link indices), (body id, link indices)) of its two sides
+        self.pair_links = pl.pair_links
+        self._core = QueryCore(self.client, self._poses, self._pair_args)
+        self._search: dict[float, list] = {}  # the pairs' search distances by max_distance (fast path)
+        if getattr(self, "_pool", None) is not None:
+            self._close_pool()   # the helpers hold the old plan
+
     # ------------------------------------------------------------------ one world
     def _prepare(self) -> None:
-        """Bring the collision server to the state the query needs (call with the lock held)."""
+        """Bring the collision server to the state the query needs (call with the lock held):
+        the bodies, the poses, and the collision filters set since the last query."""
         if self._gone:  # a closed simulation's client id may already serve another one
             self._check_connected()
+        new = refreshed(self._plan, self.loaded)
+        if new is not None:
+            self._use(new)
         s = self._sync
         if s is None:
             self._state.posed |= self._posing
@@ -320,14 +306,14 @@ class CollisionDetector:
             total = sum(ql)
             if total - total == 0.0:  # all finite
                 self._plan.turned(ql)
-                pairs = self._search.get(md)
-                if pairs is None:
-                    if len(self._search) > 32:
-                        self._search.clear()
-                    pairs = self._search[md] = thresholds(self._core, md)
                 try:
                     with self._lock:
                         self._prepare()
+                        pairs = self._search.get(md)
+                        if pairs is None:
+                            if len(self._search) > 32:
+                                self._search.clear()
+                            pairs = self._search[md] = thresholds(self._core, md)
                         out = np.array(kernel_distances(self._core, [[[x] for x in ql]], md, pairs))
                 except p.error:
                     self._check_connected()

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import pybullet as p
 
 from ..errors import ShapeError
-from .collision_detector import ClosestPoints
+from .collision_names import ClosestPoints
 
 
 def clearance_color(distance: float, far: float = 0.3) -> tuple[float, float, float]:

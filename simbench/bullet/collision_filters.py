@@ -2,8 +2,9 @@
 
 PyBullet's ``getClosestPoints`` ignores collision filters (measured: a -0.5 m overlap is still
 reported with the filters on), so the detector applies them itself, once, when it builds its
-pairs: a link pair that PyBullet's simulation would never let collide is dropped (a whole-body
-pair skips those link combinations). The rule, measured on PyBullet 3.2 with simulation contacts
+pairs: a link pair that PyBullet's simulation would never let collide is never in collision (a
+whole-body pair skips those link combinations; a pair left with none keeps its column, which
+reads "nothing found": ``max_distance``, no points). The rule, measured on PyBullet 3.2 with simulation contacts
 (``tests/test_collision_filters.py``; PyBullet's default filter mode):
 
 * links i and j collide when ``group_i & mask_j`` or ``group_j & mask_i`` is non-zero (an *or*:
@@ -17,7 +18,7 @@ default for each link, :func:`~simbench.bullet.scene.spec_filter`), and :func:`s
 :func:`set_collision_filter_pair` below, which set PyBullet's filters on both servers of a
 ``ServerPair`` (or on one loaded scene) and remember them with it. PyBullet has no call that
 reads filters back, so filters set by calling PyBullet directly are not seen; a detector reads
-the filters when it is built. Links without an explicit group/mask follow PyBullet's defaults (links with
+the filters when it is built, and again at its next query after they were set through simbench. Links without an explicit group/mask follow PyBullet's defaults (links with
 mass: group 1, mask all; massless links such as a fixed base: group 2, mask all but 2), used
 only when the other link of the pair has explicit filters. With no filters set at all, every
 pair is checked, as before, including pairs of two static links (a fixed base and a fixed
@@ -51,6 +52,13 @@ class _Record:
     def __init__(self) -> None:
         self.group_mask: dict[tuple[int, int], tuple[int, int]] = {}
         self.pairs: dict[frozenset, bool] = {}
+        self.generation = 0   # counts the changes: a detector re-reads the filters when it moves
+
+
+def filter_generation(loaded: LoadedScene) -> int:
+    """How many times filters were set through simbench on ``loaded`` (a detector built at one
+    count re-reads them at the next query when the count has moved)."""
+    return _record(loaded).generation
 
 
 def _record(loaded: LoadedScene) -> _Record:
@@ -84,6 +92,7 @@ def set_collision_filter_group_mask(target: Any, body: str, group: int, mask: in
         for bid, li in _links(loaded, obj):
             p.setCollisionFilterGroupMask(bid, li, group, mask, physicsClientId=loaded.client)
             rec.group_mask[(bid, li)] = (group, mask)
+        rec.generation += 1
 
 
 def set_collision_filter_pair(target: Any, a: ObjectLike, b: ObjectLike, enable: bool) -> None:
@@ -96,6 +105,7 @@ def set_collision_filter_pair(target: Any, a: ObjectLike, b: ObjectLike, enable:
             for bb, lb in _links(loaded, b):
                 p.setCollisionFilterPair(ba, bb, la, lb, int(bool(enable)), physicsClientId=loaded.client)
                 rec.pairs[frozenset(((ba, la), (bb, lb)))] = bool(enable)
+        rec.generation += 1
 
 
 class FilterRule:
@@ -134,4 +144,4 @@ class FilterRule:
         return bool(ga & mb) or bool(gb & ma)
 
 
-__all__ = ["FilterRule", "set_collision_filter_group_mask", "set_collision_filter_pair"]
+__all__ = ["FilterRule", "filter_generation", "set_collision_filter_group_mask", "set_collision_filter_pair"]

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
+import numpy as np
+
 from ..errors import SimbenchError, shown
 from .srdf import DisabledPair, read_srdf_disabled
 
@@ -75,4 +77,29 @@ def disabled_entries(disabled: Any) -> Iterator[tuple[Any, Any]]:
         yield (entry.link1, entry.link2) if isinstance(entry, DisabledPair) else entry
 
 
-__all__ = ["ALL_LINKS", "disabled_entries", "NamedCollisionObject", "ObjectLike", "Pair", "as_object", "as_pair"]
+@dataclass(frozen=True)
+class ClosestPoints:
+    """Closest points of one pair: signed ``distance`` (after padding, saturated at
+    ``max_distance``), witness points in the world frame and the unit ``normal`` from B to A.
+    ``a`` and ``b`` name the closest links (for a whole-body object, the link where the
+    closest point lies). When nothing lies within ``max_distance`` the points and normal are
+    NaN and ``a``, ``b`` are the pair's objects."""
+
+    a: NamedCollisionObject
+    b: NamedCollisionObject
+    distance: float
+    point_a: np.ndarray
+    point_b: np.ndarray
+    normal: np.ndarray
+
+    @property
+    def in_collision(self) -> bool:
+        return self.distance < 0.0
+
+    @property
+    def found(self) -> bool:
+        return bool(np.isfinite(self.point_a[0]))
+
+
+
+__all__ = ["ALL_LINKS", "ClosestPoints", "disabled_entries", "NamedCollisionObject", "ObjectLike", "Pair", "as_object", "as_pair"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ import pybullet as p
 
 from ..errors import (SceneError, ShapeError, SimbenchError, UnknownNameError, degrees_hint, finite_number,
                       lookup, real_array, reason, shown)
-from .collision_filters import FilterRule
+from .collision_filters import FilterRule, filter_generation
 from .collision_kernels import WholeBody
 from .collision_names import NamedCollisionObject, Pair, as_object, as_pair, disabled_entries
 from .collision_world import RawScene, facts, is_server_pair, turn_limits
@@ -42,6 +42,8 @@ class Plan:
     lo: np.ndarray
     hi: np.ndarray
     said: list[str] = field(default_factory=list)   # the degrees line, once said
+    request: tuple = ()       # (robot, pairs, padding, disabled) as given: :func:`refreshed` plans again
+    filters: int = 0          # the filters' generation it was planned with
 
     @property
     def dof(self) -> int:
@@ -117,7 +119,20 @@ def check_workers(workers: Any) -> int:
 def plan(loaded: LoadedScene, robot: str | Sequence[str] | None, pairs: Iterable[Any], padding: Any,
          disabled: Any) -> Plan:
     """Resolve robots and pairs (see :class:`~simbench.bullet.collision_detector.CollisionDetector`)."""
-    return _Resolver(loaded, robot).plan(pairs, padding, disabled)
+    pairs = list(pairs)
+    generation = filter_generation(loaded)
+    pl = _Resolver(loaded, robot).plan(pairs, padding, disabled)
+    return replace(pl, request=(robot, pairs, padding, disabled), filters=generation)
+
+
+def refreshed(pl: Plan, loaded: LoadedScene) -> Plan | None:
+    """``pl`` planned again when collision filters were set on ``loaded`` since (the same pairs,
+    the same columns; other links excluded), else None."""
+    if filter_generation(loaded) == pl.filters:
+        return None
+    new = plan(loaded, *pl.request)
+    new.said.extend(pl.said)
+    return new
 
 
 class _Resolver:
@@ -182,10 +197,12 @@ class _Resolver:
             if (ia, la) == (ib, lb):
                 raise SimbenchError(f"pair ({a}, {b}) names one link twice; a link cannot collide with itself")
             links_a, links_b = self.links_of(a.body, la), self.links_of(b.body, lb)
-            excluded = frozenset((x, y) for x in links_a for y in links_b
-                                 if frozenset(((ia, x), (ib, y))) in skip or not rule.allows((ia, x), (ib, y)))
-            if len(excluded) == len(links_a) * len(links_b):
-                continue  # nothing left to check
+            skipped = frozenset((x, y) for x in links_a for y in links_b if frozenset(((ia, x), (ib, y))) in skip)
+            excluded = skipped | {(x, y) for x in links_a for y in links_b if not rule.allows((ia, x), (ib, y))}
+            every = len(links_a) * len(links_b)
+            if len(skipped) == every:
+                continue  # disabled by the caller: never checked
+            # filtered out entirely: the column stays (the filters may change), reading "nothing found"
             pads_a = {x: self.padding_of(NamedCollisionObject(a.body, self.link_name(a.body, x)), padding)
                       for x in links_a}
             pads_b = {y: self.padding_of(NamedCollisionObject(b.body, self.link_name(b.body, y)), padding)
@@ -193,7 +210,8 @@ class _Resolver:
             # per-link data only where it matters (uneven padding of a whole body, or exclusions);
             # otherwise the minimum over PyBullet's points is the answer
             uniform = len(set(pads_a.values())) == 1 and len(set(pads_b.values())) == 1
-            whole = None if (la != -2 and lb != -2) or (uniform and not excluded) else WholeBody(pads_a, pads_b, excluded)
+            whole = None if ((la != -2 and lb != -2) or (uniform and not excluded)) and len(excluded) < every \
+                else WholeBody(pads_a, pads_b, frozenset(excluded))
             keep.append((a, b))
             links.append(((ia, tuple(links_a)), (ib, tuple(links_b))))
             args.append((ia, ib, la, lb, pads_a[links_a[0]], pads_b[links_b[0]], whole))
