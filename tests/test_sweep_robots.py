@@ -59,13 +59,13 @@ def _run(scene, *args, cwd):
 class Oracle:
     """The scene loaded by hand on a DIRECT client of its own."""
 
-    def __init__(self):
+    def __init__(self, at=AT):
         self.c = p.connect(p.DIRECT)
         data = pybullet_data.getDataPath()
         kw = dict(useFixedBase=True, physicsClientId=self.c)
         self.ids = {"ground": p.loadURDF(f"{data}/plane.urdf", **kw),
-                    "a": p.loadURDF(f"{data}/kuka_iiwa/model.urdf", AT["a"], **kw),
-                    "b": p.loadURDF(f"{data}/kuka_iiwa/model.urdf", AT["b"], **kw),
+                    "a": p.loadURDF(f"{data}/kuka_iiwa/model.urdf", at["a"], **kw),
+                    "b": p.loadURDF(f"{data}/kuka_iiwa/model.urdf", at["b"], **kw),
                     "cube": p.loadURDF(f"{data}/cube_small.urdf", CUBE_AT, **kw)}
         self.links, self.joints, self.moving = {}, {}, {}
         for name, bid in self.ids.items():
@@ -102,7 +102,7 @@ class Oracle:
         return min(min(found, default=md), md)
 
 
-def _compare(table, md, n_rows=30, seed=0):
+def _compare(table, md, n_rows=30, seed=0, at=AT):
     """Every distance column of ``n_rows`` rows (a random sample) against the oracle; returns
     (rows, columns) compared."""
     names = table.column_names
@@ -111,7 +111,7 @@ def _compare(table, md, n_rows=30, seed=0):
     q = np.column_stack([table.column(c).to_numpy() for c in qcols])
     d = np.column_stack([table.column(c).to_numpy() for c in dcols])
     rows = np.random.default_rng(seed).choice(len(q), size=min(n_rows, len(q)), replace=False)
-    oracle = Oracle()
+    oracle = Oracle(at)
     try:
         truth = np.empty((len(rows), len(dcols)))
         for k, i in enumerate(rows):
@@ -177,6 +177,25 @@ def test_two_arms_through_the_command_line_and_explicit_moving_pairs(scene, tmp_
     assert [c for c in table.column_names if c.startswith("q(")] == [f"q({j})" for j in JOINTS[7:] + JOINTS[:7]]
     assert _compare(table, 1.0, seed=2) == (30, 3)       # 30 rows x 3 explicit columns
     assert read_manifest(tmp_path / "e")["job"]["options"]["robot"] == ["b", "a"]
+
+
+def test_two_arms_whose_bases_overlap_leave_both_bases_out_of_their_pair(tmp_path, caplog):
+    """Bases 0.2 m apart overlap in every configuration: the arms' pair is their moving links
+    (distance(a/(moving), b/(moving))), one warning line says so; the ground is left out here."""
+    at = {"a": [0.0, -0.1, 0.0], "b": [0.0, 0.1, 0.0]}
+    text = SCENE.replace(str(AT["a"]), str(at["a"])).replace(str(AT["b"]), str(at["b"]))
+    (tmp_path / "close.toml").write_text('robot = "a"\n' + text[text.index('[[body]]\nname = "a"'):])  # no ground
+    res = sweep("collision", tmp_path / "close.toml", robots=["a", "b"], pairs="world", samples=40, seed=1,
+                out=tmp_path / "c", workers=1, progress=False)
+    table = ds.dataset(tmp_path / "c").to_table().sort_by("sample")
+    assert [c for c in table.column_names if c.startswith("distance(")] == [
+        "distance(a/(moving), b/(moving))", "distance(a, cube)", "distance(b, cube)"]
+    assert _compare(table, 1.0, at=at) == (30, 3)        # 30 rows x 3 columns against getClosestPoints
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and warned[0].startswith("a's fixed links (lbr_iiwa_link_0) and b's (lbr_iiwa_link_0) "
+                                                     "are -0.0")
+    assert warned[0].endswith("column distance(a/(moving), b/(moving)) leaves them out (--pair a b: the whole robots)")
+    assert res.totals["in collision"] < 40                # the moving links clear each other sometimes
 
 
 def test_without_robot_the_job_is_the_one_before_and_the_scene_robot_alone_resumes_it(scene, tmp_path):
