@@ -111,7 +111,7 @@ class RobotModel:
     joint_damping: np.ndarray
     joint_friction: np.ndarray
     joint_mimic: tuple[Mimic | None, ...]
-    joint_v_index: np.ndarray        # (nj,) first index into q/qd, -1 for fixed joints
+    joint_v_index: np.ndarray        # (nj,) first index in v after a floating base's 6; -1: fixed
     issues: tuple[ModelIssue, ...] = ()
     #: gravity (m/s^2) expressed in the root link's frame; the dynamics use it when no
     #: ``gravity=`` is given. A body mounted with a rotation R carries ``R^T g_world``.
@@ -253,8 +253,18 @@ class RobotModel:
 
     # ------------------------------------------------------------------ name lookups
     def joint_index(self, name: str) -> int:
-        """Position of movable joint ``name`` in q."""
-        table = self._cached("jidx", lambda: {n: i for i, n in enumerate(self.joint_names)})
+        """Position of movable joint ``name`` in q (a spherical joint: its first of 4 entries;
+        a floating base's 7 entries come first): ``q_labels[joint_index(name)]`` names it."""
+        return int(self._space().q_start[self._joint(name)])
+
+    def velocity_index(self, name: str) -> int:
+        """Position of movable joint ``name`` in v, qd, qdd and tau (a spherical joint: its
+        first of 3 entries; a floating base's 6 come first): ``v_labels[velocity_index(name)]``."""
+        return int(self._space().v_start[self._joint(name)])
+
+    def _joint(self, name: str) -> int:
+        """Index of movable joint ``name`` among all joints (:attr:`joint_all_names`)."""
+        table = self._cached("jidx", lambda: {self.joint_all_names[j]: int(j) for j in self.movable})
         return lookup(table, name, "movable joint", self.name)
 
     def link_index(self, name: str) -> int:
