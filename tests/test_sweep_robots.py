@@ -293,3 +293,15 @@ def test_configuration_files_hold_every_swept_joint(scene, tmp_path):
     for c in a.column_names:
         if c.startswith(("q(", "distance(")):
             np.testing.assert_array_equal(a.column(c).to_numpy(), b.column(c).to_numpy())
+
+
+def test_a_folder_of_another_robot_set_is_refused_naming_robot(scene, tmp_path):
+    """Resuming a one-arm folder with both arms named the consequence (--pairs/--pair has 7
+    values there, 13 in this run), not the option given; now --robot is named first."""
+    first = _run(scene, "--pairs", "world", "--samples", "10", "--out", "o", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    proc = _run(scene, "--robot", "a", "--robot", "b", "--pairs", "world", "--samples", "10", "--out", "o",
+                cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and "holds another sweep: --robot is 'a' there, ['a', 'b'] in this run" in line, line

@@ -116,11 +116,11 @@ OPTION_NAMES = {"seed": "--seed", "samples": "--samples", "chunk_size": "--chunk
                 "options.margin": "--margin", "options.witness": "--witness", "options.sampler.kind": "--configs",
                 "options.floating": "--floating", "options.qd_max": "--qd-max", "options.qdd_max": "--qdd-max",
                 "options.targets": "TARGET", "options.states": "--samples", "options.tol": "--tol",
-                "options.corpus": "--corpus"}
+                "options.corpus": "--corpus", "options.robot": "--robot"}
 #: entries that follow from others (the columns from the pairs, the bounds from the URDF and
 #: --floating): named only when nothing the user gives differs
 DERIVED = ("arrays", "options.disabled", "options.joints", "options.low", "options.high", "options.sampler.low",
-           "options.sampler.high", "options.robot")
+           "options.sampler.high")
 
 
 def mismatch(old: Any, new: Any, head: str, tail: str) -> str | None:
