@@ -234,3 +234,29 @@ def test_set_pose_takes_roll_pitch_yaw_as_a_scene_does():
             sim.set_pose("robot", [0.0, 0.0, 1.0], [0, 0, 90, 1])      # degrees where a quaternion goes
         sim.set_pose("robot", [0.0, 0.0, 1.0], [0, 0, 2, 0])           # a scaled quaternion: normalised
         np.testing.assert_allclose(np.abs(sim.base_pose("robot")[1]), [0, 0, 1, 0], atol=1e-6)
+
+
+def test_a_massless_base_left_free_is_held_still_and_the_model_says_so():
+    """The iiwa's base link has no mass; a scene that leaves fixed_base out gives it a free base,
+    which PyBullet keeps still (a massless base is static). sim.model used to float (nq 14) and
+    predicted the arm falling at up to 210 rad/s^2 while PyBullet held it. Oracle: PyBullet's
+    stepping: computed torque with sim.model holds the pose, and the base does not move."""
+    scene = {"body": [{"name": "robot", "urdf": KUKA, "position": [0.2, -0.1, 0.3], "orientation": [0, 0, 0.7]}]}
+    with simbench.Simulation(scene, gui=False) as sim:
+        assert p.getDynamicsInfo(sim.bodies["robot"], -1, physicsClientId=sim.client)[0] == 0.0   # the premise
+        robot = sim.robot
+        assert not robot.floating and (sim.model.nq, sim.model.nv) == (7, 7)
+        q, v = robot.model_state()
+        assert q.shape == (7,) and v.shape == (7,)
+        robot.change_dynamics(linearDamping=0.0, angularDamping=0.0, jointDamping=0.0)
+        robot.reset(Q_HOLD)
+        base = p.getBasePositionAndOrientation(sim.bodies["robot"], physicsClientId=sim.client)
+        err = 0.0
+        for _ in range(240):
+            q, qd = robot.state()
+            robot.set_torques(inverse_dynamics(sim.model, q, qd, 25.0 * (Q_HOLD - q) - 10.0 * qd))
+            sim.step()
+            err = max(err, float(np.abs(robot.q - Q_HOLD).max()))
+        assert err < 1e-6, err
+        after = p.getBasePositionAndOrientation(sim.bodies["robot"], physicsClientId=sim.client)
+        np.testing.assert_allclose(np.r_[after[0], after[1]], np.r_[base[0], base[1]], atol=1e-12)

@@ -284,9 +284,14 @@ class LoadedBody:
 
     @property
     def fixed_base(self) -> bool:
-        """Whether the scene welds this body's base to the world (``fixed_base = true``); a body
-        loaded without a scene spec counts as fixed."""
-        return self.spec is None or bool(self.spec.fixed_base)
+        """Whether PyBullet holds this body's base still: the scene welds it (``fixed_base =
+        true``), or its base has no mass (PyBullet keeps a massless base static, as it loaded);
+        a body loaded without a scene spec counts as fixed."""
+        if self.spec is None or self.spec.fixed_base:
+            return True
+        if "_massless" not in self.__dict__:
+            self.__dict__["_massless"] = dynamics_info(self.id, -1, self.client).mass == 0.0
+        return self.__dict__["_massless"]
 
     @property
     def model(self):

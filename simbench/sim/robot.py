@@ -127,8 +127,9 @@ class Robot:
 
     @property
     def floating(self) -> bool:
-        """True when the scene leaves the base free (``fixed_base = false``): :attr:`model` then
-        has a floating base and :meth:`model_state` includes the base pose and twist."""
+        """True when the base is free (``fixed_base = false``, and a base with mass: PyBullet
+        keeps a massless one still): :attr:`model` then has a floating base and
+        :meth:`model_state` includes the base pose and twist."""
         return not self.body.fixed_base
 
     def model_state(self) -> tuple[np.ndarray, np.ndarray]:
