@@ -8,7 +8,10 @@ other joints on the real line. Pinocchio's conventions (``pinocchio.integrate``,
   a spherical joint's angular velocity in its child frame;
 * ``integrate(q, v)`` moves along the exponential map in those local frames:
   ``T_base <- T_base exp(v_base)``, ``R <- R exp([w])``, ``q_j <- q_j + v_j``;
-  ``difference(q0, q1)`` is its inverse (the log map).
+  ``difference(q0, q1)`` is its inverse (the log map); a continuous (unlimited revolute) joint
+  lives on the circle, so its difference is the angle wrapped to [-pi, pi), as Pinocchio's
+  ``(cos, sin)`` joint gives it, and ``integrate(q0, difference(q0, q1))`` is q1 up to whole
+  turns (integrate never wraps: q keeps the angle PyBullet reports).
 
 Everything is numpy and batched over leading dimensions (Michael Bauer, "Rigid Body Dynamics on
 Lie Groups"; Lynch & Park, *Modern Robotics*, chapter 3).
@@ -45,6 +48,18 @@ def _scalar_index(model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(model.joint_q_start)[j], np.asarray(model.joint_v_start)[j]
 
 
+def _continuous_v_index(model: RobotModel) -> np.ndarray:
+    """v indices of the continuous joints (URDF ``type="continuous"``: on the circle)."""
+    j = [k for k, t in enumerate(model.joint_type) if t == "continuous"]
+    return np.asarray(model.joint_v_start, dtype=int)[j]
+
+
+def _wrap_angle(a: Any) -> np.ndarray:
+    """The angle a wrapped to [-pi, pi): ``a - 2 pi floor((a + pi) / 2 pi)``."""
+    a = np.asarray(a, dtype=float)
+    return a - 2.0 * np.pi * np.floor((a + np.pi) / (2.0 * np.pi))
+
+
 def integrate(model: RobotModel, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     """``q (+) v dt``: the configuration reached from q by moving with velocity v for dt,
     shape (..., nq); its quaternions have norm 1 (as Pinocchio's ``integrate``)."""
@@ -76,13 +91,17 @@ def _unit(quat: np.ndarray) -> np.ndarray:
 
 def difference(model: RobotModel, q0: Any, q1: Any) -> np.ndarray:
     """The velocity v (..., nv) with ``integrate(q0, v) == q1`` (the log map in q0's local
-    frames)."""
+    frames, as ``pinocchio.difference``): ``q1 - q0`` for revolute joints with limits and
+    prismatic joints, that angle wrapped to [-pi, pi) for continuous joints (the shorter way
+    round the circle), the SE(3) / SO(3) log for the base and spherical joints."""
     q0 = as_joint_array(model, q0, "q0")
     q1 = as_joint_array(model, q1, "q1")
     shape = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
     v = np.zeros(shape + (model.nv,))
     iq, iv = _scalar_index(model)
     v[..., iv] = q1[..., iq] - q0[..., iq]
+    ic = _continuous_v_index(model)
+    v[..., ic] = _wrap_angle(v[..., ic])
     base, sph = quaternion_slices(model)
     for sq, sv in base:
         R0 = quat_to_matrix(q0[..., sq + 3:sq + 7])
