@@ -218,13 +218,18 @@ class Viewer:
         if self.detector is None:
             return []
         results = self.detector.closest_points(self.q, max_distance)
+        filtered = self.detector.filtered
         out, k = [], 0
         for label, pairs in self.groups:
             chunk = results[k:k + len(pairs)]
+            off = all(filtered[k:k + len(pairs)])
             k += len(pairs)
             best = min(chunk, key=lambda r: r.distance)
-            link = getattr(best.a, "link", None)
-            out.append(Distance(f"{label} ({link})" if link and len(pairs) > 1 else label, float(best.distance), best))
+            link = getattr(best.a, "link", None) if math.isfinite(best.point_a[0]) else None
+            name = f"{label} ({link})" if link and len(pairs) > 1 else label
+            if not math.isfinite(best.point_a[0]):   # said in words: no distance to print
+                name += " (never touches: collision filters)" if off else f" (beyond {max_distance:g} m)"
+            out.append(Distance(name, float(best.distance), best))
         found = [d for d in out if math.isfinite(d.result.point_a[0])]
         self.sim.draw_closest_points([d.result for d in found], labels=[d.label for d in found])
         return out
@@ -242,7 +247,8 @@ class Viewer:
 
 
 def format_distances(distances: Sequence[Distance]) -> str:
-    return "  ".join(f"{d.label}: {d.distance:.4f} m" for d in distances) or "(no other bodies: no distances)"
+    return "  ".join(f"{d.label}: {d.distance:.4f} m" if math.isfinite(d.result.point_a[0]) else d.label
+                     for d in distances) or "(no other bodies: no distances)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

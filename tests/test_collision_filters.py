@@ -3,6 +3,9 @@
 Oracle: PyBullet's own simulation contacts (``performCollisionDetection`` + ``getContactPoints``
 on the main server), which apply the filters, for every robot link overlapping the cube (found
 with raw ``getClosestPoints``, which ignores them)."""
+import subprocess
+import sys
+
 import numpy as np
 import pybullet as p
 import pytest
@@ -156,5 +159,28 @@ def test_a_detector_follows_filters_set_after_it_was_built(disabled_first):
             assert [(str(a), str(b)) for a, b in det.colliding_pairs(Q)] == ([("robot", "cube1")] if touching else [])
             found = det.closest_points(Q)[0]
             assert found.found == enabled and found.b.body == "cube1"
+            assert det.filtered == [not enabled, False]
             compared += 1
         assert compared == 2
+
+
+def test_view_of_a_scene_whose_filters_keep_a_body_away(tmp_path):
+    """`simbench view` crashed (min() of an empty list) when the filters left no pair between
+    the robot and a body; now it says so, and the ground's distance is PyBullet's own
+    getClosestPoints over the arm's links that move (view leaves out the welded base)."""
+    (tmp_path / "f.toml").write_text(
+        'robot = "robot"\n[[body]]\nname = "robot"\nurdf = "pybullet_data:kuka_iiwa/model.urdf"\nfixed_base = true\n'
+        'collision_group = 1\ncollision_mask = 1\n[[body]]\nname = "cube"\nurdf = "pybullet_data:cube.urdf"\n'
+        'position = [0.5, 0.5, 0.5]\nfixed_base = true\ncollision_group = 2\ncollision_mask = 2\n[[body]]\n'
+        'name = "ground"\nurdf = "pybullet_data:plane.urdf"\nfixed_base = true\n')
+    proc = subprocess.run([sys.executable, "-m", "simbench", "view", "f.toml", "--direct", "--out", "f.png"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("distances:"))
+    assert "cube (never touches: collision filters)" in line, line
+    with simbench.Simulation(str(tmp_path / "f.toml"), gui=False) as sim:
+        rid, gid = sim.bodies["robot"], sim.bodies["ground"]
+        truth = min(pt[8] for li in range(p.getNumJoints(rid, physicsClientId=sim.client))   # the moving links:
+                    for pt in p.getClosestPoints(rid, gid, 2.0, linkIndexA=li, physicsClientId=sim.client))  # view's
+    shown = float(line.split("ground (")[1].split(": ")[1].split(" m")[0])
+    assert abs(shown - truth) < 1e-4 and (tmp_path / "f.png").exists()

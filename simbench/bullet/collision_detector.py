@@ -449,6 +449,15 @@ class CollisionDetector:
         return [(str(a), str(b)) for a, b in self.pairs]
 
     @property
+    def filtered(self) -> list[bool]:
+        """Per pair, True when PyBullet's collision filters let none of its links touch: its
+        column reads "nothing found" (``max_distance``) while they do."""
+        with self._lock:
+            self._prepare()
+            return [w is not None and len(w.excluded) == len(la) * len(lb)
+                    for (*_, w), ((_, la), (_, lb)) in zip(self._pair_args, self.pair_links)]
+
+    @property
     def scene(self) -> Any:
         """The scene description (None for a raw client + bodies dict)."""
         return self.loaded.scene
