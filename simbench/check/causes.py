@@ -21,7 +21,8 @@ from .bullet import PYBULLET_MAX_DOF, BulletLoad, BulletRobot
 #: Every cause ``check`` can demonstrate, with what PyBullet does.
 CAUSES = {
     "triangle_inequality_zeroed": "link inertia breaks the triangle inequality: PyBullet zeroes its "
-                                  "rotational inertia (keeps mass and COM)",
+                                  "rotational inertia (keeps mass and COM); the root's counts "
+                                  "on a floating base (--floating)",
     "missing_inertial_default": "link without <inertial>: PyBullet gives it 1 kg, unit inertia and an "
                                 "identity inertial frame",
     "root_inertial_gravity_tilt": "root <inertial> has a rotation: PyBullet treats the root's inertial "
@@ -172,8 +173,9 @@ def suspect(model: RobotModel, bullet: BulletRobot, load: BulletLoad,
         out.append(Alteration("inertia_from_collision_shapes", changed,
                               f"{len(changed)} link inertials differ from the file", apply=rebuild))
     else:
+        # the root's inertia counts only when it moves (a floating base); welded, it is no cause
         tri = [i.data["link"] for i in model.issues if i.kind == "inertia_triangle_inequality"
-               and model.link_index(i.data["link"]) > 0]
+               and (model.floating_base or model.link_index(i.data["link"]) > 0)]
         if tri:
             def zero_rot(mod: RobotModel, links: list[str] = tri) -> RobotModel:
                 for name in links:
