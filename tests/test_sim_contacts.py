@@ -103,3 +103,27 @@ def test_ray_batch_equals_rayTestBatch(sim):
     big = sim.ray_test_batch(many, many - [0, 0, 3.0])
     assert big.fraction.shape == (18000,)
     assert np.array_equal(big.fraction, np.repeat(batch.fraction.reshape(-1), 30))
+
+
+def test_contacts_after_a_teleport_are_those_of_the_world_now():
+    """A walkthrough teleported cube1 away from the arm pressing into it: sim.contacts still
+    listed 3 points where the cube used to be, while the detector said 1 m. Oracle: analytic
+    (the cube 4 m away: no contact) and PyBullet's getClosestPoints, which ignores the stale
+    manifold (the cube put back into the arm: contacts exactly where it reports penetration)."""
+    q = np.array([0.785, 1.2, 0, -0.6, 0, 0.6, 0])
+    with Simulation("simbench:kuka_cubes.toml", gui=False) as sim:
+        sim.robot.reset(q)
+        sim.step()
+        home = sim.base_pose("cube1")
+        assert len(sim.contacts("robot", "cube1")) > 0                      # the premise
+        sim.set_pose("cube1", [3.0, 3.0, 0.5])
+        assert sim.contacts("robot", "cube1") == []                        # it was 3 stale points
+        sim.set_pose("cube1", *home)
+        got = sim.contacts("robot", "cube1")
+        rid, cid = sim.bodies["robot"], sim.bodies["cube1"]
+        truth = p.getClosestPoints(rid, cid, 0.0, physicsClientId=sim.client)
+        names = {i: n for n, i in sim.body("robot").links.items()}
+        assert got and {c.link_a for c in got} == {names[pt[3]] for pt in truth}
+        assert min(c.distance for c in got) == pytest.approx(min(pt[8] for pt in truth), abs=1e-6)
+        sim.step()                                                         # and a step still works
+        assert sim.contacts("robot", "cube1") and sim.t > 0

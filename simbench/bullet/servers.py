@@ -170,13 +170,27 @@ class ServerPair:
             weakref.finalize(self, forget_client, self.collision.client, ws.state)
         return ws
 
-    def mark_changed(self) -> None:
+    def mark_changed(self, stepped: bool = False) -> None:
         """Tell the collision server that the main world changed (a step, a teleport, joints
         written, ...): the next query of a synced detector reads it first. Cheap: call it after
-        every change."""
+        every change (``stepped``: the change was ``stepSimulation``, which also computed the
+        contacts)."""
+        d = self.__dict__
+        d["_changes"] = d.get("_changes", 0) + 1
+        if stepped:
+            d["_contacts_at"] = d["_changes"]
         ws = self.__dict__.get("_world_sync_state")
         if ws is not None:
             ws.dirty = True
+
+    def refresh_contacts(self) -> None:
+        """Make PyBullet's contact points those of the main world as it is now: after a change
+        since the last step (a teleport, a reset), ``performCollisionDetection`` (the points'
+        forces are those of the last step, zero for new points)."""
+        d = self.__dict__
+        if d.get("_changes", 0) != d.get("_contacts_at", 0):
+            p.performCollisionDetection(physicsClientId=self.main.client)
+            d["_contacts_at"] = d.get("_changes", 0)
 
     def sync(self) -> None:
         """Copy the main world's base poses and joint positions to the collision server now

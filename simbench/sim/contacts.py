@@ -3,7 +3,10 @@ link *names*.
 
 ``sim.contacts(a, b)`` is PyBullet's ``getContactPoints`` (the contact manifold of the last
 ``stepSimulation``: points, the normal on B pointing towards A, the normal force and the two
-lateral friction forces with their directions; PyBullet Quickstart Guide, Coumans and Bai).
+lateral friction forces with their directions; PyBullet Quickstart Guide, Coumans and Bai), of
+the world as it is now: after a teleport or reset since the last step, the points are computed
+again first (``performCollisionDetection``; forces stay those of the last step, zero for new
+points), where PyBullet alone answers with the points of the old poses.
 ``sim.ray_test(start, end)`` and ``sim.ray_test_batch(starts, ends)`` are ``rayTest`` and
 ``rayTestBatch`` (the first hit along each segment).
 """
@@ -119,9 +122,9 @@ def _select(sim: "Simulation", obj: Any, what: str) -> tuple[int, int | None]:
 
 
 def contacts(sim: "Simulation", a: Any = None, b: Any = None) -> list[Contact]:
-    """Contact points of the last step between ``a`` and ``b`` (each None for any body, a body
-    name, or ``(body, link)``). ``contacts(b=x)`` is the same query as ``contacts(x)``: the
-    named object is always ``body_a`` in the result."""
+    """Contact points between ``a`` and ``b`` in the world as it is now (each None for any body,
+    a body name, or ``(body, link)``; see the module docstring). ``contacts(b=x)`` is the same
+    query as ``contacts(x)``: the named object is always ``body_a`` in the result."""
     if a is None and b is not None:
         a, b = b, None
     kwargs: dict[str, int] = {}
@@ -133,6 +136,7 @@ def contacts(sim: "Simulation", a: Any = None, b: Any = None) -> list[Contact]:
         kwargs["bodyB"], lb = _select(sim, b, "b")
         if lb is not None:
             kwargs["linkIndexB"] = lb
+    sim.pair.refresh_contacts()
     rows = contact_points(p.getContactPoints(physicsClientId=sim.client, **kwargs))
     names = _names(sim)
     return [Contact(_body_name(names, r.body_a), _link_name(names, r.body_a, r.link_a),

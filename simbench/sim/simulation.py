@@ -211,9 +211,9 @@ class Simulation:
         if self._robot is not None and self._robot.name == name:
             self._robot = None
 
-    def _changed(self) -> None:
-        """Tell the collision server's sync that the main world changed."""
-        self.pair.mark_changed()
+    def _changed(self, stepped: bool = False) -> None:
+        """Tell the collision server's sync that the main world changed (``stepped``: a step)."""
+        self.pair.mark_changed(stepped)
 
     def reset(self, q: Any = None, qd: Any = None) -> None:
         """Reset the robot's joints (see :meth:`Robot.reset`); ``t`` is not changed."""
@@ -243,7 +243,7 @@ class Simulation:
         return self.pair.detector(pairs, **kwargs)
 
     def contacts(self, a: Any = None, b: Any = None) -> list[Contact]:
-        """Contact points of the last step by name (see :mod:`simbench.sim.contacts`)."""
+        """Contact points of the world as it is now, by name (see :mod:`simbench.sim.contacts`)."""
         return contacts(self, a, b)
 
     def ray_test(self, start: Any, end: Any) -> RayHit:
@@ -319,7 +319,7 @@ class Simulation:
                 handle._apply()
             p.stepSimulation(physicsClientId=self.client)
             self._steps += 1
-            self._changed()
+            self._changed(stepped=True)
             for cb in list(self._callbacks):  # first, so that frames show what they set
                 cb(self)
             for rec in list(self._recordings):
