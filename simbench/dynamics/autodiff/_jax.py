@@ -1,6 +1,9 @@
 """jax, imported once for :mod:`simbench.dynamics.autodiff`, in double precision
 (``jax_enable_x64``, a process-wide jax setting: the dynamics are checked against Pinocchio to
-1e-9). When this module is the first to import jax, it also picks the CPU (unless
+1e-9). Switching it on changes jax for the whole process (``jnp.ones(2)`` is float64 from then
+on), so when the process had it off this module says so in one warning line; a process that
+turned it on itself (``jax.config.update("jax_enable_x64", True)`` or ``JAX_ENABLE_X64=1``)
+hears nothing. When this module is the first to import jax, it also picks the CPU (unless
 ``JAX_PLATFORMS`` says otherwise) and synchronous CPU dispatch (``jax_cpu_enable_async_dispatch``
 off: a single call of the inverse dynamics then takes about half the time, 30 instead of 60 us,
 as no thread hand-off is paid); a jax imported earlier keeps its settings. A missing jax is one
@@ -27,8 +30,10 @@ except ImportError:
                             "dynamics)") from None
 
 if not jax.config.jax_enable_x64:
-    log.debug("enabling jax_enable_x64 (float64) for simbench.dynamics.autodiff")
     jax.config.update("jax_enable_x64", True)
+    log.warning("simbench.dynamics.autodiff switched jax to float64 for this whole process "
+                "(jax_enable_x64 = True, which its derivatives need): new jax arrays default to float64; "
+                "set jax.config.update('jax_enable_x64', True) yourself first to skip this line")
 if _FIRST and "jax_cpu_enable_async_dispatch" in jax.config.values:
     jax.config.update("jax_cpu_enable_async_dispatch", False)
 
