@@ -67,3 +67,22 @@ def test_self_pairs_all_disabled_by_the_default_matrix_say_why_in_one_line(tmp_p
                          "--out", "o", "-q", "--pair", "arm/plate", "arm/l2"], capture_output=True, text=True,
                         timeout=300, cwd=tmp_path)
     assert ok.returncode == 0 and ok.stderr == "", ok.stderr
+
+
+def test_a_live_simulation_as_the_target_is_one_line_with_the_road_to_take(tmp_path):
+    """sweep("collision", sim, ...) raised a bare TypeError ('Simulation' object is not
+    iterable); now one line says what it takes and how to sweep the world as it is now."""
+    import simbench
+    from simbench.errors import SimbenchError
+    from simbench.sweep import sweep
+
+    with simbench.Simulation("simbench:kuka_cubes.toml", gui=False) as sim:
+        for target in (sim, sim.pair):
+            with pytest.raises(SimbenchError) as exc:
+                sweep("collision", target, out=tmp_path / "o", samples=10)
+            said = str(exc.value)
+            assert said.startswith(f"sweep collision: target has type {type(target).__name__}; expected a path")
+            assert "sim.detector(pairs).compute_distances(Q, workers=W)" in said and "\n" not in said
+    with pytest.raises(SimbenchError, match=r"^sweep dynamics: target has type int; expected a path"):
+        sweep("dynamics", 3, out=tmp_path / "o", samples=10)
+    assert not (tmp_path / "o").exists()

@@ -198,10 +198,23 @@ def sweep(kind: str, target: str | os.PathLike | Sequence[str | os.PathLike] = (
     states per robot). The same ``seed`` and ``chunk_size`` give bit-identical files whatever ``engine``
     (``"local"`` or ``"ray"``) and ``workers``.
     """
-    targets = [os.fspath(target)] if isinstance(target, (str, os.PathLike)) else [os.fspath(t) for t in target]
-    spec = prepare(kind, targets, samples=samples, seed=seed, chunk_size=chunk_size, **options)
+    spec = prepare(kind, _paths(kind, target), samples=samples, seed=seed, chunk_size=chunk_size, **options)
     return execute(spec, out, engine=engine, workers=workers, ray_address=ray_address, progress=progress,
                    on_chunk=on_chunk)
+
+
+def _paths(kind: str, target: Any) -> list[str]:
+    """``target`` of :func:`sweep` as a list of paths, or one line naming what came instead (a
+    live Simulation: its workers load files, so the world as it is now has another road)."""
+    items = [target] if isinstance(target, (str, os.PathLike)) else target
+    if not isinstance(items, (list, tuple)) or not all(isinstance(t, (str, os.PathLike)) for t in items):
+        what = type(target).__name__
+        live = "" if what not in ("Simulation", "ServerPair", "LoadedScene", "Scene") else (
+            "; a sweep's workers load the scene from its file, so the world as it is now (moved or added "
+            "bodies) is swept with sim.detector(pairs).compute_distances(Q, workers=W)")
+        raise SimbenchError(f"sweep {kind}: target has type {what}; expected a path (a scene TOML, a URDF or "
+                            f"simbench:NAME), or a list of paths{live}")
+    return [os.fspath(t) for t in items]
 
 
 __all__ = ["sweep", "prepare", "execute", "SweepResult", "ENGINES", "default_workers"]
