@@ -332,7 +332,7 @@ def test_recording_and_screenshot_come_from_the_window(display, tmp_path):
     assert_not_blank(img)
     assert clearance_pixels(img)[0] > 20  # the post's four segments drawn into the picture
     im = Image.open(gif)
-    assert im.n_frames == 1 + 2
+    assert im.n_frames == 1 + 2 + 1   # t = 0, 0.2, 0.4 s, and the end (0.5 s: drawn after the last frame's time)
     im.seek(im.n_frames - 1)
     assert np.asarray(im.convert("RGB"), dtype=float).std() > 5
 

@@ -62,7 +62,7 @@ def test_segments_and_time_are_drawn_where_they_belong(tmp_path):
 def test_mark_changed_is_called_for_every_change_of_the_main_world():
     with Simulation(gui=False) as sim:
         calls = []
-        sim.pair.mark_changed = lambda: calls.append(1)  # the interface coll's ServerPair provides
+        sim.pair.mark_changed = lambda stepped=False: calls.append(1)  # the interface coll's ServerPair provides
         sim.step(3)
         assert len(calls) == 3
         sim.set_pose("cube1", [2, 2, 0.5])
@@ -210,3 +210,25 @@ def test_an_obstacle_named_twice_in_the_legend_carries_the_robot_link():
     got = [s.distance for s in segs]
     np.testing.assert_allclose(got, [truth[("lbr_iiwa_link_5", "cube1")], truth[("lbr_iiwa_link_7", "cube1")],
                                      truth[("lbr_iiwa_link_7", "cube2")]], atol=1e-9)
+
+
+def test_what_is_drawn_after_the_last_step_ends_the_recording(tmp_path):
+    """The README's block draws the closest points after its last step, between two frame
+    times: no frame was due, and the GIF ended without the segment. Now closing adds one last
+    frame when the overlays changed since the last one; PIL reads the GIF's frames back, and
+    the overlay labels each frame was drawn with are logged."""
+    with Simulation("simbench:kuka_cubes.toml", gui=False, dt=1 / 240) as sim:
+        det = sim.detector([(O("robot", "lbr_iiwa_link_7"), "cube1")])
+        seen, frame = [], sim.frame
+
+        def logged(*args, **kwargs):
+            seen.append([s.label for segs in sim.overlays.values() for s in segs])
+            return frame(*args, **kwargs)
+
+        sim.frame = logged
+        rec = sim.record(tmp_path / "r.gif", fps=30, size=(64, 48))
+        sim.step(9)                                                  # t = 0.0375: frame 1 was due at 1/30
+        sim.draw_closest_points(det.closest_points(max_distance=5.0), labels=["drawn last"])
+    with Image.open(tmp_path / "r.gif") as gif:
+        n = gif.n_frames
+    assert seen == [[], [], ["drawn last"]] and n == 3 == rec.frames

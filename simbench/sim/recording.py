@@ -220,6 +220,7 @@ class Recording:
         self._t0 = sim.t
         self.closed = False
         self._pending = True              # the first frame: the state before the first step
+        self._shown: dict = {}            # the overlays of the last frame written
 
     @property
     def sim(self) -> "Simulation":
@@ -247,6 +248,7 @@ class Recording:
         for _ in range(due):
             self._writer.add(image)
             self._k += 1
+        self._shown = self.sim.overlays
 
     def _on_step(self) -> None:
         """After a physics step: a frame due now is taken just before the next step (or at the
@@ -264,8 +266,12 @@ class Recording:
         """Finish the file (with the frame still due); returns its path. Safe to call twice."""
         if not self.closed:
             try:
-                if self._pending and self._sim() is not None:
+                sim = self._sim()
+                if self._pending and sim is not None:
                     self._before_step()
+                elif sim is not None and self._writer.frames and sim.overlays != self._shown:
+                    # drawn after the last frame's time (after the last step): the end shows it
+                    self._writer.add(sim.frame(self.size, annotate=self.annotate))
             except Exception:   # noqa: BLE001 - the server is gone: the file is finished without its last frame
                 pass
             finally:
