@@ -28,6 +28,8 @@ KINDS: dict[str, str] = {
     "root_inertial_rotation": "the root's <inertial> is rotated: PyBullet tilts gravity",
     "trailing_content": "text after </robot> (ignored, as PyBullet does)",
     "sloppy_number": "a number PyBullet reads only in part (e.g. '0.07,')",
+    "unexpanded_xacro": "a number holding xacro left unexpanded ('$(arg x)', '${pi/2}'): read as "
+                        "PyBullet reads it (C's atof of each piece, often 0); expand the file with xacro",
     "reversed_limits": "a joint whose lower limit is above its upper one: PyBullet treats it "
                        "as unlimited",
     "limit_beyond_a_turn": "revolute limits beyond 2 pi rad, likely written in degrees",

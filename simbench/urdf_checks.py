@@ -183,6 +183,9 @@ def check_geometry_numbers(root: Any, source: str) -> None:
                     if text is None or not text.strip():
                         continue
                     problem = _number_problem(text, count, nonnegative)
+                    if problem and ("$(" in text or "${" in text):
+                        problem += ("; unexpanded xacro: expand the file with xacro (simbench loads "
+                                    "a .xacro file itself: pip install 'simbench[xacro]')")
                     if problem:
                         numbers = f"{count} number{'s' if count > 1 else ''}"
                         raise URDFError(f"{source}: {owner}: {where}<geometry><{shape.tag} {attr}="

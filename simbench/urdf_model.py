@@ -41,14 +41,68 @@ _FLOATS = {"origin": {"xyz": 3, "rpy": 3}, "axis": {"xyz": 3}, "mass": {"value":
            "dynamics": {"damping": 1, "friction": 1}}
 
 
+#: what marks xacro left unexpanded in a number: ``$(arg x)``, ``$(optenv X 0 0 1)``, ``${pi/2}``
+_XACRO_MARKS = ("$(", "${")
+#: how to expand a file (``unexpanded_xacro`` and its errors)
+_XACRO_FIX = ("expand the file with xacro (simbench loads a .xacro file itself: pip install "
+              "'simbench[xacro]')")
+
+
+def _atof(text: str) -> float:
+    """C's ``atof``: the leading number after blanks, 0 when there is none."""
+    match = _NUMBER_PREFIX.match(text.lstrip())
+    return float(match.group()) if match else 0.0
+
+
+def _pybullet_reading(text: str, count: int) -> list[float] | None:
+    """The numbers PyBullet 3.2 reads from an attribute (UrdfParser.cpp, measured by
+    ``tests/test_urdf_xacro_leftovers.py``): a scalar is ``atof`` of the text; a vector is split
+    at spaces and each piece read by ``atof``, the first 3 kept. None when a vector has fewer
+    than 3 pieces ("Couldn't parse vector3": an ``<origin>`` keeps 0 0 0, an ``<axis>`` makes
+    PyBullet refuse the file)."""
+    if count == 1:
+        return [_atof(text)]
+    pieces = [piece for piece in text.split(" ") if piece]
+    return [_atof(piece) for piece in pieces[:count]] if len(pieces) >= count else None
+
+
+def _unexpanded_xacro(child: Any, attr: str, text: str, count: int, owner: str, source: str,
+                      issues: list[ModelIssue]) -> None:
+    """Read a number holding unexpanded xacro as PyBullet does, and record it (an
+    ``<axis>`` PyBullet cannot read is an error: PyBullet refuses the file)."""
+    read = _pybullet_reading(text, count)
+    where = f"<{child.tag} {attr}={shown(text)}>"
+    if read is None and child.tag == "axis":
+        raise URDFError(f"{source}: {owner} {where}: unexpanded xacro; expected 3 numbers, got "
+                        f"{len(text.split())} space-separated pieces and PyBullet refuses the file "
+                        f"(\"Malformed axis element\"); {_XACRO_FIX}")
+    how = "fewer than 3 pieces: PyBullet keeps" if read is None else "PyBullet reads"
+    read = read or [0.0] * count
+    if not all(math.isfinite(x) for x in read):
+        raise URDFError(f"{source}: {owner} {where}: expected {count} finite number"
+                        f"{'s' if count > 1 else ''}; {_XACRO_FIX}")
+    numbers = " ".join(f"{x:.17g}" for x in read)
+    child.set(attr, numbers)
+    shown_numbers = " ".join(f"{x:g}" for x in read)
+    issues.append(ModelIssue("unexpanded_xacro", owner, f"{where}: unexpanded xacro; {how} "
+                             f"{shown_numbers} (C's atof of each piece), and so does simbench; "
+                             f"{_XACRO_FIX}",
+                             {"tag": child.tag, "attribute": attr, "value": text, "read": read}))
+
+
 def _check_numbers(el: Any, owner: str, source: str, issues: list[ModelIssue]) -> None:
     """Every numeric attribute must hold enough finite numbers. Like PyBullet's parser we
     read the leading number of a sloppy token (``"0.07,"``, ``"-1.57."``) and only the first
-    ``count`` tokens; each such liberty is recorded in ``issues``."""
+    ``count`` tokens; each such liberty is recorded in ``issues``. A number holding unexpanded
+    xacro (``$(...)``, ``${...}``) is read exactly as PyBullet reads it (see
+    :func:`_pybullet_reading`) and recorded as ``unexpanded_xacro``."""
     for child in el.iter(*_FLOATS):
         for attr, count in _FLOATS[child.tag].items():
             text = child.get(attr)
             if text is None:
+                continue
+            if any(mark in text for mark in _XACRO_MARKS):
+                _unexpanded_xacro(child, attr, text, count, owner, source, issues)
                 continue
             tokens = text.split()
             matches = [_NUMBER_PREFIX.match(t) for t in tokens[:count]]
@@ -206,10 +260,16 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         if code in (REVOLUTE, PRISMATIC):
             if norm == 0:
                 xyz = " ".join(f"{v:g}" for v in axis)
-                raise URDFError(f"{source}: {where} <axis xyz=\"{xyz}\"/>: a zero axis; expected a "
+                leftover = [i.data["value"] for i in issues if i.kind == "unexpanded_xacro" and
+                            i.element == where and i.data["tag"] == "axis"]
+                text, fix = f"\"{xyz}\"", ""
+                if leftover:   # e.g. $(optenv AXIS 0 0 1), which PyBullet reads as 0 0 0
+                    text = f"{shown(leftover[0])}"
+                    fix = f"; unexpanded xacro, read as {xyz} as PyBullet reads it: {_XACRO_FIX}"
+                raise URDFError(f"{source}: {where} <axis xyz={text}/>: a zero axis; expected a "
                                 f"non-zero direction, e.g. <axis xyz=\"0 0 1\"/> (URDF's default, "
                                 f"without <axis>, is 1 0 0); PyBullet loads it without a warning and "
-                                f"{_ZERO_AXIS_IN_PYBULLET[code]}")
+                                f"{_ZERO_AXIS_IN_PYBULLET[code]}{fix}")
             if abs(norm - 1) > 1e-9:
                 issues.append(ModelIssue("axis_not_unit", where, f"axis {axis.tolist()} has length "
                                          f"{norm:.6g}; normalised", {"joint": jt.name, "axis": axis.tolist()}))
