@@ -441,3 +441,20 @@ def test_old_module_name_is_a_deprecated_alias():
     with pytest.warns(DeprecationWarning, match="use simbench.check"):
         old = importlib.import_module("simbench.bullet.crosscheck")
     assert old.compare is cc.compare and old.EXPLAINED == "EXPLAINED" and old.CAUSES is cc.CAUSES
+
+
+def test_base_orientation_before_the_target_takes_the_target_as_a_target(tmp_path):
+    """`check --base-orientation 0 0 1 robot.urdf` failed with "invalid float value:
+    'robot.urdf'" (the option took every word after it); the numbers are its own and the rest
+    are targets, as in `check robot.urdf --base-orientation 0 0 1`, whose verdict line it
+    repeats. A word that is not a number after fewer than 3 numbers is one line naming them."""
+    lines = []
+    for args in (["--base-orientation", "0", "0", "1", KUKA], [KUKA, "--base-orientation", "0", "0", "1"]):
+        proc = run_check([*args, "--samples", "3", "--no-pinocchio"], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        lines.append([ln.split("(")[0] for ln in proc.stdout.splitlines() if ln.startswith(("PASS", "EXPLAINED"))])
+    assert lines[0] == lines[1] and len(lines[0]) == 1 and KUKA in lines[0][0]
+    proc = run_check(["--base-orientation", "0", "x", KUKA], tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "simbench check: error: --base-orientation 0 x: expected roll pitch yaw (3 numbers, radians) or a "
+        "quaternion x y z w (4 numbers)"), proc.stderr

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"seconds per robot for the --dynamics function, and for importing its module "
                              f"(default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--base-orientation", nargs="+", type=float, metavar="X",
+    parser.add_argument("--base-orientation", nargs="+", metavar="X",
                         help="fixed-base orientation of URDF targets: roll pitch yaw, or quaternion x y z w")
     parser.add_argument("--floating", action="store_true",
                         help="check URDF targets (and the corpus) with a floating base (free-flyer root: q = base "
@@ -117,6 +117,24 @@ def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace,
             _say(f"  plot: {png}")
 
 
+def _orientation(args: argparse.Namespace) -> str | None:
+    """Split ``--base-orientation``'s words into its 3 or 4 numbers and the TARGETs after them
+    (nargs="+" takes every word up to the next option); a usage message, or None."""
+    words, numbers = list(args.base_orientation), []
+    while words:
+        try:
+            numbers.append(float(words[0]))
+        except ValueError:
+            break
+        words.pop(0)
+    if words and len(numbers) not in (3, 4):   # else its numbers are judged with the other checks
+        got = " ".join(args.base_orientation[:len(numbers) + 1])
+        return (f"--base-orientation {got}: expected roll pitch yaw (3 numbers, radians) or a quaternion "
+                "x y z w (4 numbers)")
+    args.base_orientation, args.targets = numbers, [*args.targets, *words]
+    return None
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``simbench check``; the exit status (0, 1, 2 on a usage error, 130 interrupted, 143
     after SIGTERM)."""
@@ -127,6 +145,10 @@ def run_cli(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, terminated: list[int]) -> int:
     """:func:`run_cli` with ``terminated`` non-empty once SIGTERM has arrived."""
     corpus = getattr(args, "corpus", None)
+    if args.base_orientation is not None:   # its numbers; TARGETs written after them are targets
+        said = _orientation(args)
+        if said:
+            return _usage(said)
     if not args.targets and not corpus:
         return _usage("give at least one TARGET (a URDF path, pybullet_data:NAME or SCENE.toml[:BODY]) "
                       "or --corpus pybullet_data")
