@@ -317,17 +317,19 @@ def _connected(sim: Any) -> bool:
     return bool(import_pybullet().isConnected(physicsClientId=sim.client))
 
 
-def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2.0):
-    """A step callback printing ``t`` and the speed every ``every`` wall-clock seconds, timed
-    from the first step (loading the scene is not simulation time)."""
+def _progress_printer(name: str, stream: IO[str], wall0: float, every: float = 2.0, most: float = 30.0):
+    """A step callback printing ``t`` and the speed after ``every`` wall-clock seconds, then at
+    twice the gap each time up to ``most`` (a slow GUI run printed a line every 2 s: 45 lines
+    for 3 s of motion), timed from the first step (loading the scene is not simulation time)."""
     state: dict[str, float] = {}
 
     def callback(sim: Any) -> None:
         now = time.perf_counter()
         if not state:
-            state.update(start=now, t0=sim.t, next=now + every)
+            state.update(start=now, t0=sim.t, next=now + every, gap=every)
         elif now >= state["next"]:
-            state["next"] = now + every
+            state["gap"] = min(2 * state["gap"], most)
+            state["next"] = now + state["gap"]
             total = f" / {sim.duration:g} s" if sim.duration is not None else " s"
             speed = (sim.t - state["t0"]) / (now - state["start"])
             print(f"simbench run: {name}: t = {sim.t:.2f}{total}  ({speed:.2f}x real time)",
