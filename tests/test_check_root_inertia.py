@@ -1,6 +1,8 @@
 """``simbench check --floating`` on a robot whose ROOT link breaks the inertia triangle inequality
 (ixx + iyy < izz): PyBullet zeroes the root's rotational inertia, which matters once the base
 floats, so the verdict is EXPLAINED by ``triangle_inequality_zeroed`` (it was FAIL "unexplained").
+Likewise a floating root without ``<inertial>`` (PyBullet: 1 kg, unit inertia) is EXPLAINED by
+``missing_inertial_default`` (pybullet_data's husky).
 
 Oracles: direct PyBullet calls (``getDynamicsInfo`` shows the root inertia zeroed, mass kept) and
 the closed form of the mass-matrix gap: the largest zeroed principal moment, izz = 0.5 kg m^2.
@@ -44,8 +46,11 @@ def run(args, cwd):
 
 @pytest.fixture
 def urdfs(tmp_path):
+    bare = tmp_path / "barebox.urdf"   # the root without <inertial>, an arm on it
+    bare.write_text('<?xml version="1.0"?>\n<robot name="barebox">\n  <link name="box"/>\n'
+                    + ARM_TAIL + "</robot>\n")
     return {"bad": write(tmp_path, "badbox", 0.1), "good": write(tmp_path, "goodbox", 0.3),
-            "badarm": write(tmp_path, "badarm", 0.1, arm=True)}
+            "badarm": write(tmp_path, "badarm", 0.1, arm=True), "bare": bare}
 
 
 def test_pybullet_zeroes_the_root_inertia(urdfs):
@@ -54,20 +59,23 @@ def test_pybullet_zeroes_the_root_inertia(urdfs):
     try:
         bad = p.loadURDF(str(urdfs["bad"]), useFixedBase=False, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
         good = p.loadURDF(str(urdfs["good"]), useFixedBase=False, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        bare = p.loadURDF(str(urdfs["bare"]), useFixedBase=False, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
         info_bad, info_good = p.getDynamicsInfo(bad, -1, physicsClientId=c), p.getDynamicsInfo(good, -1, physicsClientId=c)
+        info_bare = p.getDynamicsInfo(bare, -1, physicsClientId=c)
     finally:
         p.disconnect(physicsClientId=c)
+    assert info_bare[0] == 1.0 and tuple(info_bare[2]) == (1.0, 1.0, 1.0)
     assert info_bad[0] == 2.0 and tuple(info_bad[2]) == (0.0, 0.0, 0.0)
     assert info_good[0] == 2.0 and sorted(info_good[2]) == pytest.approx([0.3, 0.3, 0.5])
 
 
 def test_check_floating_explains_a_root_that_breaks_the_triangle_inequality(urdfs, tmp_path):
     out = tmp_path / "r.json"
-    targets = [str(urdfs[k]) for k in ("bad", "good", "badarm")]
+    targets = [str(urdfs[k]) for k in ("bad", "good", "badarm", "bare")]
     proc = run([*targets, "--floating", "--samples", "10", "--json", str(out)], tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = {os.path.basename(r["target"]): r for r in json.loads(out.read_text())["robots"]}
-    assert len(res) == 3
+    assert len(res) == 4
     bad, arm = res["badbox.urdf"], res["badarm.urdf"]
     for r, dof in ((bad, 6), (arm, 7)):
         assert r["verdict"] == "EXPLAINED" and r["dof"] == dof
@@ -76,6 +84,10 @@ def test_check_floating_explains_a_root_that_breaks_the_triangle_inequality(urdf
     assert bad["errors"]["M_abs"] == pytest.approx(0.5, rel=1e-12)   # izz, the largest moment zeroed
     line = next(ln for ln in proc.stdout.splitlines() if "badbox.urdf" in ln and "EXPLAINED" in ln)
     assert "triangle_inequality_zeroed [box]" in line
+    bare = res["barebox.urdf"]
+    assert bare["verdict"] == "EXPLAINED" and bare["dof"] == 7
+    assert [(c["kind"], c["links"]) for c in bare["causes"]] == [("missing_inertial_default", ["box"])]
+    assert bare["causes"][0]["after"]["tau_rel"] < 1e-9 and bare["causes"][0]["after"]["M_rel"] < 1e-9
     good = res["goodbox.urdf"]
     assert good["verdict"] == "PASS" and good["causes"] == [] and good["errors"]["tau_rel"] < 1e-8
 

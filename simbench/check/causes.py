@@ -186,6 +186,8 @@ def suspect(model: RobotModel, bullet: BulletRobot, load: BulletLoad,
                                   "(PyBullet: 'Bad inertia tensor properties')", apply=zero_rot))
         missing = [i.data["link"] for i in model.issues if i.kind == "missing_inertial"
                    and i.data["link"] != "world" and model.link_index(i.data["link"]) > 0]
+        if model.floating_base and not model.link_has_inertial[0] and model.link_names[0] != "world":
+            missing.insert(0, model.link_names[0])   # a floating root's 1 kg moves with it
         if missing:
             def default(mod: RobotModel, links: list[str] = missing) -> RobotModel:
                 for name in links:
