@@ -38,6 +38,9 @@ KINDS: dict[str, str] = {
                        "(ignored by PyBullet and simbench)",
     "unknown_attribute": "an attribute the URDF specification does not have there, likely misspelled "
                          "(ignored by PyBullet and simbench)",
+    "floating_root_joint": "a floating joint from a massless root link (ROS's world) to the robot: "
+                           "both dropped, the robot's root is the joint's child (the free-flyer with "
+                           "floating_base=True; else welded, as PyBullet makes the joint fixed)",
     "free_root": "a root that looks like a free body (legs, a mobile base) is welded to the world; "
                  "ask for a floating base",
     # constructs PyBullet refuses:

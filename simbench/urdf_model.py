@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import URDFError, in_degrees, shown
 from .issues import ModelIssue
-from .model import (_NV, _TYPE_CODES, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
+from .model import (_NV, _TYPE_CODES, GRAVITY, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
                     _free_root_issues, _frozen)
 from .urdf_checks import _NUMBER_PREFIX  # C's atof reading, as for geometry
 
@@ -185,8 +185,9 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
                             f"cycle; a URDF needs exactly one root link")
         raise URDFError(f"{source}: {len(roots)} root links {roots}; a URDF needs exactly one "
                         f"(connect them with joints)")
+    root, root_pose = _floating_root(roots[0], links, children, parent_joint, issues)
     order: list[str] = []
-    stack = [roots[0]]
+    stack = [root]
     while stack:  # depth first, children in file order (PyBullet's numbering)
         name = stack.pop()
         order.append(name)
@@ -195,7 +196,7 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
     if len(order) != len(links):
         lost = sorted(set(links) - set(order))
         raise URDFError(f"{source}: links {lost} are not reachable from the root "
-                        f"{roots[0]!r}: their joints form a cycle")
+                        f"{root!r}: their joints form a cycle")
     index = {name: k for k, name in enumerate(order)}
     joint_of = [parent_joint[name] for name in order[1:]]
 
@@ -250,7 +251,7 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
     for j, jt in enumerate(joint_of):
         where = f"joint {jt.name!r}"
         if jt.type in ("floating", "planar"):
-            raise URDFError(_unsupported_joint(source, where, jt.type))
+            raise URDFError(_unsupported_joint(source, where, jt, order[0], links, children))
         types.append(jt.type)
         code = _TYPE_CODES[jt.type]
         codes.append(code)
@@ -306,17 +307,65 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         joint_axis=_frozen(axes), joint_lower=_frozen(limits[0]), joint_upper=_frozen(limits[1]),
         joint_effort=_frozen(limits[2]), joint_velocity=_frozen(limits[3]),
         joint_damping=_frozen(damping), joint_friction=_frozen(friction),
-        joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues))
+        joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues),
+        root_pose=None if root_pose is None else _frozen(root_pose),
+        gravity=GRAVITY if root_pose is None else tuple(float(g) for g in root_pose[:3, :3].T @ GRAVITY))
     return model.replace(issues=model.issues + _free_root_issues(model))
 
 
-def _unsupported_joint(source: str, where: str, jtype: str) -> str:
-    """The error for a floating or planar joint inside the tree."""
-    fix = ("a floating root is modelled by RobotModel.from_urdf(path, floating_base=True) instead "
-           "of a <joint type=\"floating\"> to a world link" if jtype == "floating" else
-           "replace it by two prismatic joints and a revolute joint through massless links")
-    return (f"{source}: {where} has type {jtype!r}, which simbench does not model (PyBullet "
-            f"turns it into a fixed joint); {fix}")
+def _floating_root(root: str, links: dict[str, Any], children: dict[str, list[Any]],
+                   parent_joint: dict[str, Any], issues: list[ModelIssue]) -> tuple[str, np.ndarray | None]:
+    """The root of the model, and the world pose of a welded root (None: the origin).
+
+    A massless root link (ROS's ``world``) whose one joint is ``<joint type="floating">`` is
+    dropped with that joint (removed from ``links``, ``children``, ``parent_joint``): the joint's
+    child is the root, welded where the joint's ``<origin>`` puts it, as PyBullet welds it
+    (measured: PyBullet loads the file with that root as its base, massless and static, and the
+    floating joint as a fixed joint), and with ``floating_base=True`` the joint is the free-flyer
+    (``tests/test_urdf_floating_joint.py``)."""
+    kids = children[root]
+    if len(kids) != 1 or kids[0].type != "floating":
+        return root, None
+    inertial = links[root].inertial
+    if inertial is not None and inertial.mass is not None and float(inertial.mass) != 0:
+        return root, None   # PyBullet moves a root with mass: the floating joint is an error
+    jt = kids[0]
+    T = np.asarray(jt.origin, dtype=float) if jt.origin is not None else np.eye(4)
+    del links[root], children[root], parent_joint[jt.child]
+    at = "" if np.array_equal(T, np.eye(4)) else (
+        f" at its <origin> (xyz {' '.join(f'{x:g}' for x in T[:3, 3])}, rpy "
+        f"{' '.join(f'{x + 0.0:g}' for x in _rpy_of(T[:3, :3]))})")
+    issues.append(ModelIssue(
+        "floating_root_joint", f"joint {jt.name!r}",
+        f"a floating joint from the massless root link {root!r} to {jt.child!r}: simbench drops "
+        f"both, so {jt.child!r} is the root; with floating_base=True (simbench info --floating) "
+        f"the joint is the free-flyer, else {jt.child!r} is welded to the world{at}, as in PyBullet "
+        f"(which keeps {root!r} as its base link and makes the joint fixed, so its link indices "
+        f"are one more than simbench's)",
+        {"joint": jt.name, "world": root, "root": jt.child, "origin": T.tolist()}))
+    return jt.child, None if np.array_equal(T, np.eye(4)) else T
+
+
+def _unsupported_joint(source: str, where: str, jt: Any, root: str, links: dict[str, Any],
+                       children: dict[str, list[Any]]) -> str:
+    """The error for a floating or planar joint inside the tree (a floating joint that is the
+    one joint of a massless root is read by :func:`_floating_root`): what makes it unreadable."""
+    head = (f"{source}: {where} has type {jt.type!r}, which simbench does not model there (PyBullet "
+            f"turns it into a fixed joint); ")
+    if jt.type != "floating":
+        return head + "replace it by two prismatic joints and a revolute joint through massless links"
+    if jt.parent != root:
+        why = f"its parent link {jt.parent!r} is not the root link {root!r}"
+    elif links[root].inertial is not None and float(links[root].inertial.mass or 0) != 0:
+        why = (f"the root link {root!r} has mass {float(links[root].inertial.mass):g} kg (PyBullet "
+               f"moves it with the robot)")
+    else:
+        others = [k.name for k in children[root] if k is not jt]
+        why = f"the root link {root!r} also has joint{'s' if len(others) > 1 else ''} {others}"
+    return (head + f"simbench reads a floating joint only as the one joint of a massless root link "
+            f"(ROS's world link), which it then drops, but {why}; expected e.g. <link name=\"world\"/> "
+            f"with this joint alone, or neither (RobotModel.from_urdf(path, floating_base=True) "
+            f"floats the robot's root)")
 
 
 def _limit_issues(jt: Any, lo: float | None, hi: float | None, where: str,
