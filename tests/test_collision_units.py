@@ -213,3 +213,28 @@ def test_the_count_is_the_named_joints(detector, caplog):
         detector.compute_distances(q)
     (line,) = _said(caplog)
     assert expected == 1 and f"joint 'lbr_iiwa_joint_2' = 45 rad in {expected} of 4 configurations" in line, line
+
+
+def test_values_filled_in_from_the_world_are_not_judged(caplog):
+    """Two arms; the right one's joint 7 is at 6.4 rad in the world (knocked there in a
+    walkthrough's run). q = {"left": zeros} fills the right arm in from the world: that value is
+    not the caller's, so no degrees line (there was one, naming right/lbr_iiwa_joint_7); the
+    same value given by the caller is said. The distance is the direct getClosestPoints one."""
+    import simbench
+
+    scene = {"robot": "left", "body": [
+        {"name": "left", "urdf": "pybullet_data:kuka_iiwa/model.urdf", "fixed_base": True, "position": [0, -0.6, 0]},
+        {"name": "right", "urdf": "pybullet_data:kuka_iiwa/model.urdf", "fixed_base": True, "position": [0, 0.6, 0]}]}
+    with simbench.Simulation(scene, gui=False) as sim:
+        det = sim.detector([("left", "right")], robot=("left", "right"))
+        p.resetJointState(sim.bodies["right"], 6, 6.4, physicsClientId=sim.client)
+        sim.pair.sync()
+        with caplog.at_level(logging.WARNING, logger="simbench"):
+            d = det.compute_distances({"left": np.zeros(7)}, max_distance=5.0)
+            assert _said(caplog) == []
+            truth = min(pt[8] for pt in p.getClosestPoints(sim.bodies["left"], sim.bodies["right"], 5.0,
+                                                          physicsClientId=sim.client))
+            np.testing.assert_allclose(d, [truth], atol=1e-9)
+            det.compute_distances({"right": np.r_[np.zeros(6), 6.4]}, max_distance=5.0)
+        lines = _said(caplog)
+    assert len(lines) == 1 and "right/lbr_iiwa_joint_7" in lines[0], lines

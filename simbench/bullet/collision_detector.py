@@ -19,7 +19,7 @@ from ..errors import ShapeError, SimbenchError, real_array, reason, shown
 from .collision_kernels import KERNELS, QueryCore, kernel_collision, kernel_distances, thresholds
 from .collision_names import ALL_LINKS, ClosestPoints, NamedCollisionObject, Pair
 from .collision_paths import PathHit, first_collision
-from .collision_setup import check_distance, check_workers, plan, refreshed, source
+from .collision_setup import check_distance, check_workers, given_columns, plan, refreshed, source
 from .collision_workers import DEFAULT_TIMEOUT, PROGRESS_MIN, WorkerPool, WorkerSpec, snapshot
 from .collision_world import FloatingBases, facts, is_server_pair
 from .records import JointState
@@ -183,8 +183,10 @@ class CollisionDetector:
         configuration (see :meth:`current_configuration`)."""
         if q is None:
             return self.current_configuration()
-        if isinstance(q, Mapping):
-            q = self._plan.from_mapping(q, name, self.current_configuration)
+        if isinstance(q, Mapping):   # judged: the values given, not the current ones filled in
+            arr = self._plan.from_mapping(q, name, self.current_configuration)
+            self._plan.check_values(np.where(given_columns(self._plan, q), arr, 0.0), name)
+            return arr
         try:
             arr = real_array(q)     # not text, which numpy would read as numbers
         except (TypeError, ValueError, OverflowError) as exc:

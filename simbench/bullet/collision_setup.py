@@ -109,6 +109,16 @@ class Plan:
         return by_joint_name(q, self.joint_names, name, ", ".join(self.robots))
 
 
+def given_columns(pl: Plan, q: Mapping) -> np.ndarray:
+    """Which columns of :meth:`Plan.from_mapping`'s array ``q`` gave (the others are the current
+    configuration's, not the caller's to be judged)."""
+    mask = np.zeros(pl.dof, dtype=bool)
+    by_robot = bool(q) and all(k in pl.robots for k in q)
+    for rb, (_, _, start, stop) in zip(pl.robot_bodies, pl.poses):
+        mask[start:stop] = rb.name in q if by_robot else [n in q for n in pl.joint_names[start:stop]]
+    return mask
+
+
 def check_workers(workers: Any) -> int:
     """A number of worker processes: an integer >= 1, or one line naming the value."""
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
