@@ -305,3 +305,19 @@ def test_a_folder_of_another_robot_set_is_refused_naming_robot(scene, tmp_path):
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and "holds another sweep: --robot is 'a' there, ['a', 'b'] in this run" in line, line
+
+
+def test_read_names_the_entries_of_each_row(scene, tmp_path):
+    """simbench.sweep.read gave a (N, 5) distance array with no names; .columns names each
+    entry as the Parquet table does (pyarrow, the oracle), and its values are those columns."""
+    from simbench.sweep import read
+
+    sweep("collision", scene, robots=("a", "b"), pairs="world", samples=30, seed=1, out=tmp_path / "r",
+          progress=False, workers=1)
+    arrays = read(tmp_path / "r")
+    table = ds.dataset(tmp_path / "r").to_table().sort_by("sample")
+    names = arrays.columns["distance"]
+    assert names == [c for c in table.column_names if c.startswith("distance(")] and len(names) == 5
+    for k, name in enumerate(names):
+        np.testing.assert_array_equal(arrays["distance"][:, k], table[name].to_numpy())
+    assert arrays.columns["q"] == [f"q({j})" for j in JOINTS]

@@ -352,9 +352,17 @@ def read_manifest(out: str | os.PathLike) -> dict[str, Any]:
                             "simbench sweep") from None
 
 
-def read(out: str | os.PathLike) -> dict[str, Any]:
+class SweepArrays(dict):
+    """:func:`read`'s arrays by name; ``columns[name]`` names the entries of each row of array
+    ``name`` (``["distance(robot, ground)", ...]``), in order (flattened for a 2-D row)."""
+
+    columns: dict[str, list[str]]
+
+
+def read(out: str | os.PathLike) -> SweepArrays:
     """A finished sweep's results as numpy arrays, rows in ``sample`` order: per result of the
-    manifest's ``job.arrays`` an array (N, *shape) (strings: an object array); needs pyarrow."""
+    manifest's ``job.arrays`` an array (N, *shape) (strings: an object array), and ``.columns``
+    naming each array's entries (:class:`SweepArrays`); needs pyarrow."""
     import numpy as np
 
     manifest = read_manifest(out)
@@ -364,7 +372,8 @@ def read(out: str | os.PathLike) -> dict[str, Any]:
     pa = require_pyarrow("reading a sweep")
     table = pa.dataset.dataset(str(out), format="parquet").to_table()
     order = np.argsort(table["sample"].to_numpy(), kind="stable")
-    out_arrays: dict[str, Any] = {}
+    out_arrays = SweepArrays()
+    out_arrays.columns = {a["name"]: list(a["columns"]) for a in manifest["job"]["arrays"]}
     for a in manifest["job"]["arrays"]:
         cols = [table[c].to_numpy(zero_copy_only=False)[order] for c in a["columns"]]
         if a["dtype"] == "string":
@@ -375,5 +384,5 @@ def read(out: str | os.PathLike) -> dict[str, Any]:
     return out_arrays
 
 
-__all__ = ["SweepFolder", "SweepError", "require_pyarrow", "chunk_name", "read", "read_manifest", "MANIFEST",
+__all__ = ["SweepFolder", "SweepArrays", "SweepError", "require_pyarrow", "chunk_name", "read", "read_manifest", "MANIFEST",
            "first_difference", "differences", "totals"]
