@@ -20,6 +20,7 @@ missing meshes, constructs PyBullet refuses); the issues it finds join the model
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import re
@@ -126,22 +127,30 @@ class RobotModel:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_urdf(cls, path: str | os.PathLike, *, floating_base: bool = False,
+    def from_urdf(cls, path: str | os.PathLike, *, floating_base: bool | None = None,
                   package_map: "PackageMap | Sequence[str] | None" = None,
                   xacro_args: "XacroArgs | None" = None) -> "RobotModel":
         """Load a URDF (or xacro) file: a path, ``pybullet_data:NAME`` or ``simbench:NAME``.
 
         ``floating_base=True`` attaches the root link to the world by a free-flyer joint (see
-        :meth:`with_floating_base`). ``package_map={"NAME": DIR}`` resolves
-        ``package://NAME/...``; ``xacro_args={"name": value}`` are a xacro file's arguments. See
-        :func:`simbench.urdf_source.load_source`.
+        :meth:`with_floating_base`); ``False`` welds it to the world, and so does ``None`` (the
+        default), with one warning line when the root looks free (``free_root``: a legged or
+        mobile robot). ``package_map={"NAME": DIR}`` resolves ``package://NAME/...``;
+        ``xacro_args={"name": value}`` are a xacro file's arguments. See :func:`simbench.urdf_source.load_source`.
         """
         from .urdf_source import load_source
 
-        if not isinstance(floating_base, (bool, np.bool_)):   # "no" would be truthy: a floating base
-            raise SimbenchError(f"floating_base = {shown(floating_base)}; expected True or False")
+        if floating_base is not None and not isinstance(floating_base, (bool, np.bool_)):   # "no" is truthy
+            raise SimbenchError(f"floating_base = {shown(floating_base)}; expected True or False (or None, "
+                                f"the default: welded, with a warning when the root looks free)")
         model = cls.from_source(load_source(path, package_map=package_map, xacro_args=xacro_args))
         say_unphysical(model.source, model.issues)
+        free = [i for i in model.issues if i.kind == "free_root"] if floating_base is None else []
+        if free:
+            logging.getLogger(__name__).warning(
+                "%s: root link %r carries %d limbs and is welded to the world (nq = %d): pass floating_base=True "
+                "for a legged or mobile robot, floating_base=False to weld it without this line",
+                model.source, free[0].data["link"], len(free[0].data["limbs"]), model.nq)
         return model.with_floating_base() if floating_base else model
 
     @classmethod
@@ -324,8 +333,7 @@ class RobotModel:
         return self.replace(floating_base=bool(floating), issues=issues, root_pose=None)
 
     # ------------------------------------------------------------------ modified copies
-    def with_link_inertial(self, link: str, *, mass: float | None = None,
-                           com: Sequence[float] | None = None,
+    def with_link_inertial(self, link: str, *, mass: float | None = None, com: Sequence[float] | None = None,
                            inertia: np.ndarray | None = None) -> "RobotModel":
         """A copy with one link's mass, COM (link frame) or COM inertia (link axes) changed."""
         self.link_index(link)   # an unknown name: the closest ones
@@ -353,8 +361,6 @@ class RobotModel:
         while a prismatic joint still moves ``q`` metres (its travel is not scaled). So this
         scales every length of the model and the prismatic limits, and keeps masses and
         inertias. ``s`` must be finite and positive."""
-        from .errors import SimbenchError
-
         given = s
         try:
             s = float(s)
@@ -413,9 +419,8 @@ class RobotModel:
             else:
                 j = k - 1
                 t = self.joint_type[j]
-                lim = ""
-                if t in ("revolute", "prismatic"):
-                    lim = f" [{self.joint_lower[j]:.4g}, {self.joint_upper[j]:.4g}]"
+                lim = (f" [{self.joint_lower[j]:.4g}, {self.joint_upper[j]:.4g}]"
+                       if t in ("revolute", "prismatic") else "")
                 ax = "" if t == "fixed" else " axis " + np.array2string(self.joint_axis[j], precision=3)
                 lines.append(f"  {pad}-- {self.joint_all_names[j]} ({t}{lim}{ax}) --> "
                              f"{self.link_names[k]}  ({self.link_mass[k]:.4g} kg)")
@@ -502,19 +507,13 @@ def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
     q_labels: list[str] = []
     v_labels: list[str] = []
     q_joint: list[int] = []
-    lower: list[float] = []
-    upper: list[float] = []
-    scalar: list[bool] = []
-    angular: list[bool] = []
+    entries: list[tuple[float, float, bool, bool]] = []   # (lower, upper, scalar, angular) per q entry
     quats: list[int] = []
     if model.floating_base:
         q_labels += BASE_Q_LABELS
         v_labels += BASE_V_LABELS
         q_joint += [-1] * 7
-        lower += [-math.inf] * 7
-        upper += [math.inf] * 7
-        scalar += [False] * 7
-        angular += [False] * 7
+        entries += [(-math.inf, math.inf, False, False)] * 7
         quats.append(3)
         iq, iv = 7, 6
     nj = len(model.joint_all_names)
@@ -527,23 +526,18 @@ def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
         if code == SPHERICAL:
             q_labels += [f"{name}[q{c}]" for c in "xyzw"]
             v_labels += [f"{name}[w{c}]" for c in "xyz"]
-            lower += [-math.inf] * 4
-            upper += [math.inf] * 4
-            scalar += [False] * 4
-            angular += [False] * 4
+            entries += [(-math.inf, math.inf, False, False)] * 4
             quats.append(iq)
         else:
             q_labels.append(name)
             v_labels.append(name)
-            lower.append(float(model.joint_lower[j]))
-            upper.append(float(model.joint_upper[j]))
-            scalar.append(True)
-            angular.append(code == REVOLUTE)
+            entries.append((float(model.joint_lower[j]), float(model.joint_upper[j]), True, code == REVOLUTE))
         q_joint += [j] * _NQ[code]
         iq += _NQ[code]
         iv += _NV[code]
     quat_w = np.zeros(iq, dtype=bool)
     quat_w[[s + 3 for s in quats]] = True
+    lower, upper, scalar, angular = (list(c) for c in zip(*entries)) if entries else ([], [], [], [])
     return _ConfigurationSpace(
         nq=iq, nv=iv, q_start=_frozen(q_start, int), v_start=_frozen(v_start, int),
         q_labels=tuple(q_labels), v_labels=tuple(v_labels), q_joint=_frozen(q_joint, int),

@@ -75,7 +75,7 @@ def robot_rows(robot: str, spec: str | None = None, *, batch: int = 128, rounds:
     from . import symbolic
 
     pin = import_pinocchio()
-    model = RobotModel.from_urdf(spec or ROBOTS.get(robot, robot))
+    model = RobotModel.from_urdf(spec or ROBOTS.get(robot, robot), floating_base=False)
     pm = pinocchio_model(model)
     pd = pm.createData()
     mp = PinocchioMap(model, pm)

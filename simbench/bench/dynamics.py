@@ -75,7 +75,7 @@ def resolve_robots(robots: Any) -> dict[str, tuple[str, bool]]:
         if key in ROBOTS:
             out[key] = ROBOTS[key]
         elif ":" in r or r.endswith((".urdf", ".xacro")) or os.sep in r:
-            RobotModel.from_urdf(r)  # a clear URDFError if it cannot be read
+            RobotModel.from_urdf(r, floating_base=False)  # a clear URDFError if it cannot be read
             out[Path(r.split(":", 1)[-1]).stem] = (r, False)
         else:
             close = closest(r, list(ROBOTS) + list(ALIASES))
