@@ -163,6 +163,8 @@ def run(robots: Mapping[str, str] | Sequence[str] = tuple(ROBOTS), *, notes: lis
             log.warning(line)
             notes.append(line)
             return []
+    import jax
+    jax.config.update("jax_enable_x64", True)   # the bench's own choice: no line about it
     rows: list[Row] = []
     specs = dict(robots) if isinstance(robots, Mapping) else {r: ROBOTS.get(r, r) for r in robots}
     for robot, spec in specs.items():
