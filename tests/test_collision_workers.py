@@ -192,3 +192,44 @@ def test_workers_are_spawned_once_jax_is_loaded_and_answer_like_one_process(tmp_
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "fork" not in proc.stderr, proc.stderr
     method, same, chunks = proc.stdout.split()
     assert method == "spawn" and same == "True" and int(chunks) > 0
+
+
+def _children() -> set[int]:
+    """Live child processes of this one, read from /proc (the oracle)."""
+    me, out = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().split(")")[-1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me and fields[0] != "Z":
+                out.add(int(entry))
+    return out
+
+
+def test_no_more_processes_than_rows_or_than_the_machine_takes(loaded):
+    """workers=10**6 on a 4-row batch started hundreds of processes (~145 MB each) and never
+    returned; now a count beyond 4 per CPU is one line, and a batch uses at most one process per
+    row. Answers against direct getClosestPoints on the same client."""
+    cpus = os.cpu_count() or 1
+    with pytest.raises(simbench.SimbenchError) as exc:
+        CollisionDetector(loaded, robot_vs_world(loaded), workers=10 ** 6)
+    assert str(exc.value) == (f"workers = 1,000,000; expected at most {4 * cpus} (4 per CPU of this machine's {cpus}; "
+                              f"each worker loads the scene), e.g. workers={cpus}")
+    det = CollisionDetector(loaded, [(NamedCollisionObject("robot"), NamedCollisionObject("cube1"))])
+    with pytest.raises(simbench.SimbenchError, match=r"^workers = 1,000,000; expected at most"):
+        det.compute_distances(np.zeros((4, 7)), workers=10 ** 6)
+    before = _children()
+    q = np.array([[0.0] * 7, [0.3] * 7])
+    got = det.compute_distances(q, 5.0, workers=4 * cpus)
+    helpers = {h.proc.pid for h in det._pool.helpers}
+    assert len(helpers) == 1 and helpers <= _children() - before   # two rows: this process and one helper
+    robot, cube = loaded.bodies["robot"], loaded.bodies["cube1"]
+    for row, d in zip(q, got):
+        for j, v in zip(loaded.body("robot").movable_indices, row):
+            p.resetJointState(robot, j, float(v), physicsClientId=loaded.client)
+        truth = min(pt[8] for pt in p.getClosestPoints(robot, cube, 5.0, physicsClientId=loaded.client))
+        assert abs(d[0] - truth) < 1e-9
+    det.close()

@@ -251,6 +251,7 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
      "sweep output folder (--out) 'file.txt/sub' cannot be created (Not a directory)"),
     (["collision", SCENE, "--samples", "5"], "--out DIR is missing"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--engine", "spark"], "--engine 'spark'; expected local or ray"),
+    (["collision", SCENE, "--samples", "5", "--out", "o", "--workers", "1000000"], "workers = 1,000,000; expected at most"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--ray-address", "auto"], "--ray-address auto needs --engine ray"),
     (["dynamics", IIWA, "--samples", "5", "--out", "o", "--witness"], "--witness is not an option of sweep dynamics"),
     (["collision", "no/such.toml", "--samples", "5", "--out", "o"], "scene file not found: 'no/such.toml'"),

@@ -241,8 +241,8 @@ class CollisionDetector:
 
                 bar = progress(total=n, desc=f"collision {kind}", unit="config")
             try:
-                if workers > 1 and n > 1:
-                    return self._run_parallel(kind, flat, arg, int(workers), bar), batch, n
+                if workers > 1 and n > 1:   # no more processes than rows
+                    return self._run_parallel(kind, flat, arg, min(int(workers), n), bar), batch, n
                 if bar is None:
                     return KERNELS[kind](self._core, flat[:, :, None].tolist(), arg), batch, n
                 out: list = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -119,10 +120,20 @@ def given_columns(pl: Plan, q: Mapping) -> np.ndarray:
     return mask
 
 
+#: more worker processes than this many per CPU only cost memory (each loads the scene: ~150 MB)
+WORKERS_PER_CPU = 4
+
+
 def check_workers(workers: Any) -> int:
-    """A number of worker processes: an integer >= 1, or one line naming the value."""
+    """A number of worker processes: an integer >= 1 and at most :data:`WORKERS_PER_CPU` per CPU
+    of this machine, or one line naming the value (``workers=10**6`` started hundreds of
+    processes, each loading the scene)."""
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise SimbenchError(f"workers = {shown(workers)}; expected an integer >= 1 (1: this process only)")
+    most = WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if workers > most:
+        raise SimbenchError(f"workers = {workers:,}; expected at most {most} ({WORKERS_PER_CPU} per CPU of this "
+                            f"machine's {os.cpu_count() or 1}; each worker loads the scene), e.g. workers={os.cpu_count() or 1}")
     return int(workers)
 
 

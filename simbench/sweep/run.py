@@ -113,6 +113,10 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         raise SimbenchError(f"ray_address = {shown(ray_address)} needs engine 'ray' (--engine ray)")
     if workers is not None:
         workers = check_count(workers, "workers")
+        if engine == "local":   # processes of this machine, each loading the job's files
+            from ..bullet.collision_setup import check_workers
+
+            check_workers(workers)
     ray, started, facts = None, False, {}
     if engine == "ray":  # joined (or started) before the folder is touched: a bad address writes nothing
         from .ray_engine import require_ray, start
@@ -133,7 +137,7 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
     for note in spec.notes:  # after the folder opened: a bad --out stays one line
         logger.warning("%s", note)
     status = "failed"
-    facts["workers"] = n_workers
+    facts["workers"] = min(n_workers, max(1, len(folder.todo))) if engine == "local" else n_workers
     rows = sum(c.rows for c in folder.todo)
     from ..progress import progress as bar_of
 
