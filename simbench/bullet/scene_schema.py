@@ -68,7 +68,7 @@ SCENE_KEYS: dict[str, Key] = {k.name: k for k in (
 )}
 
 BODY_KEYS: dict[str, Key] = {k.name: k for k in (
-    Key("name", "str", "the body's name (unique in the scene)", required=True, example='"robot"'),
+    Key("name", "str", "the body's name (unique in the scene; no '/' or ':')", required=True, example='"robot"'),
     Key("urdf", "str", "a URDF or xacro file: a path relative to the scene file, "
         "pybullet_data:NAME or simbench:NAME", required=True,
         example='"pybullet_data:kuka_iiwa/model.urdf"'),
