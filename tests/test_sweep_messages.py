@@ -86,3 +86,16 @@ def test_a_live_simulation_as_the_target_is_one_line_with_the_road_to_take(tmp_p
     with pytest.raises(SimbenchError, match=r"^sweep dynamics: target has type int; expected a path"):
         sweep("dynamics", 3, out=tmp_path / "o", samples=10)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text", ["[]", "3", '"x"'])
+def test_a_manifest_that_is_not_a_json_object_is_one_line(tmp_path, text):
+    """`echo '[]' > o/_manifest.json` then the same sweep gave "unexpected AttributeError: 'list'
+    object has no attribute 'get'" (exit 1); now the manifest's one line, exit 2."""
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "_manifest.json").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "simbench", "sweep", "collision", "simbench:kuka_cubes.toml",
+                           "--samples", "5", "--out", "o", "-q"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "sweep manifest 'o/_manifest.json' cannot be read (it holds a JSON" in lines[0], lines

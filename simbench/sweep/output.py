@@ -252,6 +252,8 @@ class SweepFolder:
                     "created": _now(), "chunks": {}, "runs": []}
         try:
             manifest = json.loads(path.read_text())
+            if not isinstance(manifest, dict):
+                raise ValueError(f"it holds a JSON {type(manifest).__name__}, not an object")
             if manifest.get("format") != FORMAT:
                 raise ValueError(f"format {shown(manifest.get('format'))}")
         except (ValueError, OSError) as exc:
@@ -346,7 +348,10 @@ def totals(manifest: dict[str, Any]) -> dict[str, int]:
 def read_manifest(out: str | os.PathLike) -> dict[str, Any]:
     path = Path(out) / MANIFEST
     try:
-        return json.loads(path.read_text())
+        manifest = json.loads(path.read_text())
+        if not isinstance(manifest, dict):
+            raise ValueError(f"it holds a JSON {type(manifest).__name__}, not an object")
+        return manifest
     except (OSError, ValueError) as exc:
         raise SimbenchError(f"no readable sweep manifest in {shown_path(str(out))} ({exc}); expected a folder made by "
                             "simbench sweep") from None
