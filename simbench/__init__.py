@@ -31,10 +31,12 @@ _LAZY = {
     "dynamics": "simbench.dynamics",
     "load_source": "simbench.urdf_source",
     "sweep": "simbench.sweep",
+    "check": "simbench.check",
 }
 
 
 if TYPE_CHECKING:   # type checkers see the real names ("X as X": re-exported); at run time they load on first use
+    from . import check as check
     from . import dynamics as dynamics
     from .bullet.collision import ClosestPoints as ClosestPoints
     from .bullet.collision import CollisionDetector as CollisionDetector

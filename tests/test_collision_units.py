@@ -238,3 +238,24 @@ def test_values_filled_in_from_the_world_are_not_judged(caplog):
             det.compute_distances({"right": np.r_[np.zeros(6), 6.4]}, max_distance=5.0)
         lines = _said(caplog)
     assert len(lines) == 1 and "right/lbr_iiwa_joint_7" in lines[0], lines
+
+
+def test_the_readmes_one_tuple_form_is_the_whole_body():
+    """README: queries between ("robot", "lbr_iiwa_link_7") and ("cube1",); ("cube1",) was
+    refused ("cannot read ('cube1',) as a collision object"). Its distance equals the body
+    name's and direct getClosestPoints over the cube."""
+    import simbench
+
+    q = np.array([0.785, 1.2, 0, -0.6, 0, 0.6, 0])
+    with simbench.Simulation(SCENE, gui=False) as sim:
+        link7 = ("robot", "lbr_iiwa_link_7")
+        d = sim.detector([(link7, ("cube1",)), (link7, "cube1")]).compute_distances(q, 5.0)
+        sim.robot.reset(q)
+        li = sim.body("robot").links["lbr_iiwa_link_7"]
+        truth = min(pt[8] for pt in p.getClosestPoints(sim.bodies["robot"], sim.bodies["cube1"], 5.0,
+                                                      linkIndexA=li, physicsClientId=sim.client))
+    np.testing.assert_allclose(d, [truth, truth], atol=1e-9)
+    # and the README's simbench.check.compare after `import simbench` alone (an AttributeError)
+    proc = subprocess.run([sys.executable, "-c", "import simbench; print(simbench.check.compare.__name__)"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "compare", proc.stderr

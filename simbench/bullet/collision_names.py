@@ -45,16 +45,18 @@ Pair = tuple[NamedCollisionObject, NamedCollisionObject]
 
 
 def as_object(obj: ObjectLike) -> NamedCollisionObject:
-    """``NamedCollisionObject``, a body name (the whole body) or a ``(body, link)`` tuple
-    (``link`` None: the base link)."""
+    """``NamedCollisionObject``, a body name or ``(body,)`` (the whole body) or a ``(body, link)``
+    tuple (``link`` None: the base link)."""
     if isinstance(obj, NamedCollisionObject):
         return obj
     if isinstance(obj, str):
         return NamedCollisionObject(obj)
+    if isinstance(obj, tuple) and len(obj) == 1 and isinstance(obj[0], str):
+        return NamedCollisionObject(obj[0])
     if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and (obj[1] is None or isinstance(obj[1], str)):
         return NamedCollisionObject(obj[0], obj[1])
     raise SimbenchError(f"cannot read {shown(obj)} as a collision object; expected a body name (the whole body), "
-                        "NamedCollisionObject(body, link) or a (body, link) tuple (link None: the base link)")
+                        "(body,), NamedCollisionObject(body, link) or a (body, link) tuple (link None: the base link)")
 
 
 def as_pair(pair: object) -> Pair:
