@@ -268,6 +268,10 @@ CASES = [
     C("run-screenshot-folder-is-a-file", cli("run", "script.py", "--scene", "ok.urdf", "--screenshot", "ok.urdf/x.png"), {}, "'ok.urdf' is a file", "expected a folder"),
     C("check-plot-is-a-file", cli("check", "ok.urdf", "--plot", "ok.urdf"), {}, "'ok.urdf' is a file", "expected a folder"),
     # ---- arrays: the dynamics (API only)
+    C("api-urdf-none", api("RobotModel.from_urdf(None)"), {}, "URDF file = None", "expected a path (a str or pathlib.Path)"),
+    C("api-urdf-bytes", api("RobotModel.from_urdf(b'ok.urdf')"), {}, "URDF file = b'ok.urdf'", "expected a path"),
+    C("api-scene-none", api("Scene.from_toml(None)"), {}, "scene file = None", "expected a path"),
+    C("api-simulation-number", api("Simulation(5)"), {}, "scene = 5", "a Scene, a dict of the scene file's form"),
     C("id-q-too-long", api("dyn.inverse_dynamics(model, [0, 0], [0], [0])"), {}, "q has shape (2,)", "expected (..., 1) with joints in order ['j']"),
     C("id-q-nan", api("dyn.inverse_dynamics(model, np.array([np.nan]), np.zeros(1), np.zeros(1))"), {}, "non-finite value nan", "expected finite numbers"),
     C("id-qd-inf-list", api("dyn.inverse_dynamics(model, [0.0], [np.inf], [0.0])"), {}, "qd holds a non-finite value inf", "expected finite numbers"),

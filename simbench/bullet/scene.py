@@ -39,7 +39,7 @@ import numpy as np
 import pybullet as p
 
 from .._quiet import filtered_stdout
-from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, quaternion_of_angles, shown_path
+from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, quaternion_of_angles, shown, shown_path
 from ..model import GRAVITY, limb_roots
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
@@ -152,9 +152,9 @@ class Scene:
     @classmethod
     def from_toml(cls, path: str | os.PathLike, *, package_map: PackageMap | None = None) -> "Scene":
         """Read a scene file (a path or ``simbench:NAME``); see the module docstring."""
-        text = os.fspath(path)
         try:   # "scene file not found: 'scen.toml'; did you mean 'scene.toml'?"
-            found = resolve_path(text, what="scene file")
+            found = resolve_path(path, what="scene file")
+            text = os.fspath(path)
         except SimbenchError as exc:
             raise SceneError(str(exc)) from None
         path = found if text.startswith("simbench:") else Path(text).expanduser()  # named as given
@@ -413,6 +413,9 @@ def load_scene(scene: "Scene | str | os.PathLike | None") -> Scene:
         return Scene.from_toml(DEFAULT_SCENE)
     if isinstance(scene, Scene):
         return scene
+    if not isinstance(scene, (str, os.PathLike)):
+        raise SceneError(f"scene = {shown(scene)}; expected a scene file (a TOML path or simbench:NAME), a Scene, a "
+                         "dict of the scene file's form (Simulation) or None (the bundled scene)")
     return Scene.from_toml(scene)
 
 
