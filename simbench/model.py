@@ -299,7 +299,7 @@ class RobotModel:
         ``rng``: a numpy Generator, an integer seed >= 0 or None (fresh entropy); ``n``: the
         number of samples (an integer >= 0) or None for one configuration. Continuous joints
         (and joints whose lower limit is above the upper one, which PyBullet treats as
-        unlimited) are drawn from [-pi, pi]; unlimited prismatic joints and the base position
+        unlimited, or beyond :data:`WIDEST_LIMIT`) are drawn from [-pi, pi]; unlimited prismatic joints and the base position
         from [-1, 1] m; quaternions uniformly on the unit sphere (Shoemake's method).
         """
         rng = as_rng(rng, "rng")
@@ -308,7 +308,7 @@ class RobotModel:
                                 f"configuration{nearest_hint(n, whole=True)}")
         sp = self._space()
         lo, hi = sp.lower.copy(), sp.upper.copy()
-        bad = ~(np.isfinite(lo) & np.isfinite(hi) & (lo <= hi))
+        bad = ~(sampled_limits(lo) & sampled_limits(hi) & (lo <= hi))
         span = np.where(sp.angular, math.pi, 1.0)
         lo[bad], hi[bad] = -span[bad], span[bad]
         size = (sp.nq,) if n is None else (n, sp.nq)
@@ -543,6 +543,15 @@ def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
         q_labels=tuple(q_labels), v_labels=tuple(v_labels), q_joint=_frozen(q_joint, int),
         lower=_frozen(lower), upper=_frozen(upper), scalar=_frozen(scalar, bool),
         angular=_frozen(angular, bool), quat_start=tuple(quats), quat_w=_frozen(quat_w, bool))
+
+
+#: a joint limit beyond this (rad or m) is sampled as no limit (a file's +-1e308 overflowed)
+WIDEST_LIMIT = 1e6
+
+
+def sampled_limits(limit: np.ndarray) -> np.ndarray:
+    """Where joint limits bound the samples: finite and within :data:`WIDEST_LIMIT`."""
+    return np.isfinite(limit) & (np.abs(limit) <= WIDEST_LIMIT)
 
 
 def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:

@@ -148,15 +148,17 @@ def candidate_self_pairs(body: LoadedBody, exclude_adjacent: bool = True) -> lis
 
 def link_limits(body: LoadedBody) -> tuple[list[float], list[float]]:
     """Lower and upper limits of ``body``'s movable joints (file order); joints without
-    limits get [-pi, pi] (revolute) or [-1, 1] m (prismatic)."""
+    limits (or beyond WIDEST_LIMIT) get [-pi, pi] (revolute) or [-1, 1] m (prismatic)."""
     import math
+
+    from ..model import WIDEST_LIMIT
 
     f = facts(body)
     lo, hi = [], []
     for j in body.movable_indices:
         info = f.joints[j]
         a, b = info.lower_limit, info.upper_limit
-        if not (a < b):
+        if not (a < b) or max(abs(a), abs(b)) > WIDEST_LIMIT:   # as RobotModel.random_configuration
             a, b = (-1.0, 1.0) if info.type == p.JOINT_PRISMATIC else (-math.pi, math.pi)
         lo.append(a)
         hi.append(b)

@@ -50,12 +50,12 @@ def state_bounds(model: Any, qd_max: float, qdd_max: float) -> tuple[list[float]
     """Bounds of the sampled columns [q, qd, qdd] (the rule of ``RobotModel.random_configuration``);
     a floating base's q part is its position ([-1, 1] m) and ``u1, u2, u3`` in [0, 1) for its
     orientation (see the module docstring)."""
-    from ..model import PRISMATIC
+    from ..model import PRISMATIC, sampled_limits
 
     k = 7 if model.floating_base else 0
     lo, hi = np.array(model.lower[k:], float), np.array(model.upper[k:], float)
     codes = np.asarray(model.joint_type_code)[np.asarray(model.dof_joint)[k:]]
-    bad = ~(np.isfinite(lo) & np.isfinite(hi) & (lo <= hi))
+    bad = ~(sampled_limits(lo) & sampled_limits(hi) & (lo <= hi))
     span = np.where(codes == PRISMATIC, 1.0, math.pi)
     lo[bad], hi[bad] = -span[bad], span[bad]
     base_lo, base_hi = ([-BASE_POSITION] * 3 + [0.0] * 3, [BASE_POSITION] * 3 + [1.0] * 3) if k else ([], [])
