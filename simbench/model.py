@@ -32,7 +32,7 @@ import numpy as np
 
 from .errors import ShapeError, SimbenchError, as_rng, is_count, lookup, nearest_hint, real_array, reason, shown
 from .issues import ModelIssue, say_unphysical
-from .model_checks import checked_changes
+from .model_checks import checked_changes, sampled_limits
 
 if TYPE_CHECKING:
     from .packages import PackageMap
@@ -299,7 +299,7 @@ class RobotModel:
         ``rng``: a numpy Generator, an integer seed >= 0 or None (fresh entropy); ``n``: the
         number of samples (an integer >= 0) or None for one configuration. Continuous joints
         (and joints whose lower limit is above the upper one, which PyBullet treats as
-        unlimited, or beyond :data:`WIDEST_LIMIT`) are drawn from [-pi, pi]; unlimited prismatic joints and the base position
+        unlimited, or beyond ``model_checks.WIDEST_LIMIT``) are drawn from [-pi, pi]; unlimited prismatic joints and the base position
         from [-1, 1] m; quaternions uniformly on the unit sphere (Shoemake's method).
         """
         rng = as_rng(rng, "rng")
@@ -543,15 +543,6 @@ def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
         q_labels=tuple(q_labels), v_labels=tuple(v_labels), q_joint=_frozen(q_joint, int),
         lower=_frozen(lower), upper=_frozen(upper), scalar=_frozen(scalar, bool),
         angular=_frozen(angular, bool), quat_start=tuple(quats), quat_w=_frozen(quat_w, bool))
-
-
-#: a joint limit beyond this (rad or m) is sampled as no limit (a file's +-1e308 overflowed)
-WIDEST_LIMIT = 1e6
-
-
-def sampled_limits(limit: np.ndarray) -> np.ndarray:
-    """Where joint limits bound the samples: finite and within :data:`WIDEST_LIMIT`."""
-    return np.isfinite(limit) & (np.abs(limit) <= WIDEST_LIMIT)
 
 
 def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import ShapeError, SimbenchError, closest, lookup, nearest_hint, real_array, reason, shown
 
-__all__ = ["PER_JOINT", "PER_LINK", "checked_changes"]
+__all__ = ["PER_JOINT", "PER_LINK", "WIDEST_LIMIT", "checked_changes", "sampled_limits"]
 
 #: per-joint fields -> (infinity allowed (a limit absent from the file), must be >= 0)
 #: per-link fields -> (shape of one link's value, what one is, what they are)
@@ -168,3 +168,12 @@ def _values(arr: np.ndarray, labels: list[str], key: str) -> None:
     x = float(arr[j])
     hint = nearest_hint(x, whole=False) if nonneg and not math.isnan(x) else ""
     raise ShapeError(f"{labels[j]} = {x!r}; expected {_expected(key)}{hint}")
+
+
+#: a joint limit beyond this (rad or m) is sampled as no limit (a file's +-1e308 overflowed)
+WIDEST_LIMIT = 1e6
+
+
+def sampled_limits(limit: np.ndarray) -> np.ndarray:
+    """Where joint limits bound the samples: finite and within :data:`WIDEST_LIMIT`."""
+    return np.isfinite(limit) & (np.abs(limit) <= WIDEST_LIMIT)

@@ -151,7 +151,7 @@ def link_limits(body: LoadedBody) -> tuple[list[float], list[float]]:
     limits (or beyond WIDEST_LIMIT) get [-pi, pi] (revolute) or [-1, 1] m (prismatic)."""
     import math
 
-    from ..model import WIDEST_LIMIT
+    from ..model_checks import WIDEST_LIMIT
 
     f = facts(body)
     lo, hi = [], []

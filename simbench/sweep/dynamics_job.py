@@ -50,7 +50,8 @@ def state_bounds(model: Any, qd_max: float, qdd_max: float) -> tuple[list[float]
     """Bounds of the sampled columns [q, qd, qdd] (the rule of ``RobotModel.random_configuration``);
     a floating base's q part is its position ([-1, 1] m) and ``u1, u2, u3`` in [0, 1) for its
     orientation (see the module docstring)."""
-    from ..model import PRISMATIC, sampled_limits
+    from ..model import PRISMATIC
+    from ..model_checks import sampled_limits
 
     k = 7 if model.floating_base else 0
     lo, hi = np.array(model.lower[k:], float), np.array(model.upper[k:], float)
