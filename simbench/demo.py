@@ -109,14 +109,8 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(
     from .sim import Simulation, SimulationDone
     from .sim.camera import describe
 
-    made = not Path(out).expanduser().exists()
-    out = writable_dir(out, "--out folder")  # before any work
-    sim = None
-    try:
-        sim = Simulation(None, gui=gui, real_time=gui is not False, render=render)
-    finally:   # a window writes no picture: the folder made for it goes again
-        if made and (sim is None or sim.gui) and not any(out.iterdir()):
-            out.rmdir()
+    out = writable_dir(out, "--out folder")  # before any work; made when demo.png is written
+    sim = Simulation(None, gui=gui, real_time=gui is not False, render=render)
     restore = stop_on_signals(sim.request_stop, sys.stderr, "simbench demo", lambda: sim.recordings)
     try:
         sim.real_time = sim.gui

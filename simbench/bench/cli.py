@@ -136,6 +136,7 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.markdown:
         from pathlib import Path
 
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)   # checked, not made, before the work
         Path(args.markdown).write_text(report.markdown(result))
         print(f"wrote {args.markdown}")
     return 0

@@ -98,6 +98,7 @@ def _write(report: Report, args: argparse.Namespace) -> None:
                        (args.markdown, report.to_markdown)):
         if path:
             try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)   # checked, not made, before the work
                 Path(path).write_text(text())
             except OSError as exc:
                 raise SimbenchError(f"cannot write the report {shown_path(path)}: {exc.strerror}") from None

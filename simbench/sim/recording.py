@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import RecordingError, finite_number, shown, shown_path
+from ..outputs import parent_made
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -58,7 +59,7 @@ class GifWriter:
         self.path, self.size, self.fps = Path(path), tuple(size), float(fps)
         self.frames = 0
         self._delays = _frame_delays_cs(self.fps)
-        self._file = open(self.path, "wb")
+        self._file = open(parent_made(self.path), "wb")
         w, h = self.size
         header = b"GIF89a" + struct.pack("<HHBBB", w, h, 0, 0, 0)
         loop = b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"  # loop forever
@@ -156,7 +157,7 @@ class Mp4Writer:
         w, h = size
         if w % 2 or h % 2:
             raise RecordingError(f"MP4 (yuv420p) needs an even width and height; got size {size}")
-        self.path, self.size, self.fps, self.frames = Path(path), (w, h), float(fps), 0
+        self.path, self.size, self.fps, self.frames = parent_made(path), (w, h), float(fps), 0
         cmd = [exe, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
                "-s", f"{w}x{h}", "-r", f"{fps:g}", "-i", "-", "-an", "-vcodec", "libx264",
                "-pix_fmt", "yuv420p", str(self.path)]

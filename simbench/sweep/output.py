@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SimbenchError, shown, shown_path
-from ..outputs import writable_dir
+from ..outputs import folder_made, writable_dir
 from .jobs import Chunk, ChunkData, JobSpec
 from .sampling import sha256_file
 
@@ -176,7 +176,7 @@ class SweepFolder:
 
     def __init__(self, out: str | os.PathLike, spec: JobSpec, *, engine: str, workers: int):
         self.spec = spec
-        self.dir = writable_dir(out, "sweep output folder (--out)")
+        self.dir = folder_made(writable_dir(out, "sweep output folder (--out)"))
         self.chunks = spec.chunks()
         self._lock_file = self._lock()
         try:
