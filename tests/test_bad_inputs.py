@@ -239,6 +239,8 @@ CASES = [
     C("scene-unknown-scene-key", SCENE, {"scene.toml": scene(top="gravty = [0, 0, -1]")}, "'gravty'", "did you mean 'gravity'?"),
     C("scene-robot-case", SCENE, {"scene.toml": scene(top='robot = "ROBOT"')}, "'ROBOT'", "did you mean 'robot'?"),
     C("scene-duplicate-names", SCENE, {"scene.toml": scene() + scene()}, "['robot']", "body names must be unique"),
+    C("scene-toml-capital-true", SCENE, {"scene.toml": scene("fixed_base = True")}, "'fixed_base = True'", "expected a TOML boolean, true"),
+    C("scene-toml-unquoted-text", SCENE, {"scene.toml": '[[body]]\nname = robot\nurdf = "ok.urdf"'}, "'name = robot'", 'expected text in quotes, "robot"'),
     C("scene-body-name-slash", SCENE, {"scene.toml": '[[body]]\nname = "a/b"\nurdf = "ok.urdf"'}, "body name 'a/b'", "without '/' or ':' (they separate body/link and SCENE.toml:BODY), e.g. 'a_b'"),
     C("scene-body-name-colon", SCENE, {"scene.toml": '[[body]]\nname = "a:b"\nurdf = "ok.urdf"'}, "body name 'a:b'", "e.g. 'a_b'"),
     C("scene-body-without-urdf", SCENE, {"scene.toml": '[[body]]\nname = "robot"'}, "'urdf'", "missing"),

@@ -161,7 +161,7 @@ class Scene:
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
-            raise SceneError(f"{path}: not valid TOML: {exc}") from None
+            raise SceneError(f"{path}: not valid TOML: {exc}{schema.toml_hint(path, exc)}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise SceneError(f"{path}: cannot read the scene file: {exc}") from None
         return cls.from_dict(data, base_dir=path.parent, source=str(path), package_map=package_map)

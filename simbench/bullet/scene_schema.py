@@ -11,6 +11,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import SceneError, closest, shown
@@ -259,3 +260,23 @@ def markdown_table(keys: Mapping[str, Key]) -> str:
 
 
 __all__ = ["Key", "SCENE_KEYS", "BODY_KEYS", "check_keys", "value", "check_joint_values", "markdown_table"]
+
+
+def toml_hint(path: Any, exc: Exception) -> str:
+    """The line a TOML error points at, and what TOML wants there: its booleans are lowercase
+    (``True`` is an error) and its text is quoted (``name = robot`` is one)."""
+    import re
+
+    found = re.search(r"at line (\d+), column (\d+)", str(exc))
+    try:
+        line = Path(path).read_text().splitlines()[int(found.group(1)) - 1] if found else ""
+    except (OSError, UnicodeDecodeError, IndexError):
+        return ""
+    value = line[int(found.group(2)) - 1:].strip() if found else ""
+    if not value:
+        return ""
+    if value in ("True", "False"):
+        return f": {line.strip()!r}; expected a TOML boolean, {value.lower()}"
+    if re.fullmatch(r"[A-Za-z_][\w./:-]*", value):
+        return f": {line.strip()!r}; expected text in quotes, \"{value}\""
+    return f": {line.strip()!r}"
