@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import URDFError, in_degrees, shown
+from .errors import URDFError, closest, in_degrees, shown
 from .issues import ModelIssue
 from .model import (_NV, _TYPE_CODES, GRAVITY, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
                     _free_root_issues, _frozen)
@@ -289,7 +289,11 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         mm = None
         if jt.mimic is not None:
             mm = Mimic(jt.mimic.joint, float(jt.mimic.multiplier), float(jt.mimic.offset))
-            issues.append(ModelIssue("mimic_joint", where, f"mimics {mm.joint!r} (x{mm.multiplier:g} "
+            names = [x.name for x in joint_of]
+            near = closest(mm.joint, names, n=1)
+            missing = "" if mm.joint in names else (
+                f" (a joint the file does not have{f'; did you mean {near[0]!r}?' if near else ''})")
+            issues.append(ModelIssue("mimic_joint", where, f"mimics {mm.joint!r}{missing} (x{mm.multiplier:g} "
                                      f"+ {mm.offset:g}); PyBullet and simbench treat it as an "
                                      f"independent joint", {"joint": jt.name, "mimic": mm.joint}))
         mimic.append(mm)

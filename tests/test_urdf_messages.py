@@ -194,3 +194,20 @@ def test_zero_axis_says_what_is_expected_and_what_pybullet_does(tmp_path, direct
         assert all(math.isnan(v) for v in p.getLinkState(body, 0, physicsClientId=direct_client)[4])
         with pytest.raises(Exception):
             p.calculateInverseDynamics(body, [0.0], [0.0], [0.0], physicsClientId=direct_client)
+
+
+def test_a_mimic_of_a_joint_the_file_lacks_says_so(tmp_path):
+    """<mimic joint="finger1"> in a file whose joint is finger_1: the issue named the mimic
+    only; now it says the file has no such joint and the closest one."""
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    limit = '<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+    (tmp_path / "m.urdf").write_text(
+        f'<robot name="m"><link name="base"/><link name="a">{inertial}</link><link name="b">{inertial}</link>'
+        f'<joint name="finger_1" type="revolute"><parent link="base"/><child link="a"/>{limit}</joint>'
+        f'<joint name="finger_2" type="revolute"><parent link="base"/><child link="b"/>{limit}'
+        f'<mimic joint="finger1"/></joint></robot>')
+    from simbench.model import RobotModel
+
+    issues = [i for i in RobotModel.from_urdf(str(tmp_path / "m.urdf")).issues if i.kind == "mimic_joint"]
+    assert len(issues) == 1
+    assert "mimics 'finger1' (a joint the file does not have; did you mean 'finger_1'?)" in issues[0].message
