@@ -218,7 +218,7 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     """Run ``script``'s ``main(sim)``; see the module docstring. Script errors are printed
     with their traceback (``reason="error"``); setup errors (including unwritable output
     paths, checked first) raise :class:`SimbenchError`."""
-    from .outputs import writable_file
+    from .outputs import png_file, writable_file
     from .sim import Simulation, SimulationDone
     from .sim.camera import describe
     from .sim.recording import check_format, check_size
@@ -232,7 +232,7 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
             raise RecordingError(f"fps = {shown(fps)}; expected a positive number of frames per second")
         writable_file(record, "recording")
     if screenshot is not None:
-        writable_file(screenshot, "screenshot")
+        png_file(screenshot, "--screenshot", "screenshot")   # PNG data under any name: .png only
     try:
         namespace = load_script(script)
     except Exception as exc:

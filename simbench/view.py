@@ -270,14 +270,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_cli(args: argparse.Namespace) -> int:
     """The command: returns 0, or 130 / 143 after SIGINT / SIGTERM."""
-    from .outputs import writable_file
+    from .outputs import png_file, writable_file
     from .runner import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, stop_on_signals
     from .sim.camera import describe
     from .sim.recording import check_size
 
     target, items = _target(args.target, args.q)
     q = parse_q(items)
-    out = None if args.out is None else writable_file(args.out, "--out picture")  # before any work
+    out = None if args.out is None else png_file(args.out, "--out", "--out picture")  # before any work
     size = check_size(args.size)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise SimbenchError(f"--duration {shown(args.duration)}: expected a positive number of seconds")

@@ -154,3 +154,30 @@ def test_the_checks_create_nothing(tmp_path):
     assert parent_made(tmp_path / "a" / "b" / "r.json").parent.is_dir()
     assert folder_made(tmp_path / "p" / "q").is_dir()
     assert _listing(tmp_path) == ["a", "a/b", "a_file", "p", "p/q"]
+
+
+# ---------------------------------------------------------------------- pictures are PNG, named so
+def test_picture_names_other_than_png_are_refused(tmp_path):
+    """``--screenshot shot.jpg`` and ``--out v.txt`` wrote PNG data under those names: now one
+    usage line naming the value, .png and the name to give, before the script runs; a .PNG in
+    capitals is a PNG name and is written."""
+    cwd = _folder(tmp_path)
+    (cwd / "s.py").write_text(f"open({str(cwd / 'ran')!r}, 'w').close()\n{SCRIPT}")
+    refused = [
+        (["run", "s.py", "--direct", "--screenshot", "shot.jpg"],
+         "simbench run: error: --screenshot 'shot.jpg': expected a .png file name, as pictures are written as PNG "
+         "only (closest valid: --screenshot 'shot.png')"),
+        (["view", "--direct", "ok.urdf", "--out", "v.txt"],
+         "simbench view: error: --out 'v.txt': expected a .png file name, as pictures are written as PNG only "
+         "(closest valid: --out 'v.png')"),
+        (["view", "--direct", "ok.urdf", "--out", "sub/v"],
+         "simbench view: error: --out 'sub/v': expected a .png file name, as pictures are written as PNG only "
+         "(closest valid: --out 'sub/v.png')"),
+    ]
+    for args, line in refused:
+        proc = _simbench(cwd, *args)
+        assert (proc.returncode, proc.stderr.splitlines(), proc.stdout) == (2, [line], ""), args
+        assert _listing(cwd) == ["ok.urdf", "s.py"], args   # nothing written, the script not run
+    proc = _simbench(cwd, "view", "--direct", "ok.urdf", "--out", "V.PNG")
+    assert proc.returncode == 0 and (cwd / "V.PNG").read_bytes().startswith(PNG), proc.stderr
+    assert len(refused) == 3
