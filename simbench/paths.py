@@ -8,6 +8,7 @@ under ``urdf/`` and ``scenes/``: ``simbench:planar_2r.urdf``, ``simbench:kuka_cu
 """
 from __future__ import annotations
 
+import errno
 import os
 from importlib import resources
 from pathlib import Path
@@ -66,6 +67,17 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
                 return path.resolve()
         except OSError as exc:   # a name longer than the system takes, say
             raise URDFError(f"{what} {shown_path(text)} cannot be looked up: {exc.strerror}") from None
+    links = [t for t in tried if t.is_symlink()]
+    if links:   # a link to nothing: dangling, or a loop of links
+        try:
+            links[0].resolve(strict=True)
+            why = "points to no file"
+        except RuntimeError:   # Python 3.11-3.12; an OSError with ELOOP from 3.13
+            why = "is a loop of symbolic links"
+        except OSError as exc:
+            why = "is a loop of symbolic links" if exc.errno == errno.ELOOP else \
+                f"points to {shown_path(os.readlink(links[0]))}, which does not exist"
+        raise URDFError(f"{what} {shown_path(text)} is a symbolic link that {why}; expected a file")
     folders = [t for t in tried if t.is_dir()]
     if folders:
         raise URDFError(f"{what} {shown_path(text)} is a folder; expected a file"

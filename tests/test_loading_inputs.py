@@ -130,3 +130,25 @@ def test_simbench_prefix_alone_names_each_folder_once(tmp_path: Path):
 def test_check_summary_counts_robots_in_the_plural(tmp_path: Path):
     proc = run(tmp_path, "check", "simbench:planar_2r.urdf", "simbench:anthropomorphic_3link.urdf")
     assert proc.stdout.splitlines()[-1].startswith("2 robots: "), proc.stdout
+
+
+def test_symbolic_links_to_nothing_are_said_as_such(tmp_path):
+    """A loop of links was 'not found; did you mean loop2.urdf?' (the other half of the loop),
+    a dangling link got a folder suggested; now each says what the link is."""
+    import subprocess
+    import sys
+
+    (tmp_path / "loop1.urdf").symlink_to("loop2.urdf")
+    (tmp_path / "loop2.urdf").symlink_to("loop1.urdf")
+    (tmp_path / "dang.urdf").symlink_to("nothere.urdf")
+    said = {}
+    for name in ("loop1.urdf", "dang.urdf"):
+        proc = subprocess.run([sys.executable, "-m", "simbench", "info", name], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        said[name] = proc.stderr.strip()
+    assert said == {
+        "loop1.urdf": "simbench info: error: URDF file 'loop1.urdf' is a symbolic link that is a loop of symbolic "
+                      "links; expected a file",
+        "dang.urdf": "simbench info: error: URDF file 'dang.urdf' is a symbolic link that points to 'nothere.urdf', "
+                     "which does not exist; expected a file"}
