@@ -239,6 +239,7 @@ CASES = [
     C("scene-unknown-scene-key", SCENE, {"scene.toml": scene(top="gravty = [0, 0, -1]")}, "'gravty'", "did you mean 'gravity'?"),
     C("scene-robot-case", SCENE, {"scene.toml": scene(top='robot = "ROBOT"')}, "'ROBOT'", "did you mean 'robot'?"),
     C("scene-duplicate-names", SCENE, {"scene.toml": scene() + scene()}, "['robot']", "body names must be unique"),
+    C("scene-utf16", SCENE, {"scene.toml": scene().encode("utf-16")}, "not UTF-8 text (byte 0xff at 0)", "expected a TOML file saved as UTF-8"),
     C("scene-toml-capital-true", SCENE, {"scene.toml": scene("fixed_base = True")}, "'fixed_base = True'", "expected a TOML boolean, true"),
     C("scene-toml-unquoted-text", SCENE, {"scene.toml": '[[body]]\nname = robot\nurdf = "ok.urdf"'}, "'name = robot'", 'expected text in quotes, "robot"'),
     C("scene-body-name-slash", SCENE, {"scene.toml": '[[body]]\nname = "a/b"\nurdf = "ok.urdf"'}, "body name 'a/b'", "without '/' or ':' (they separate body/link and SCENE.toml:BODY), e.g. 'a_b'"),

@@ -162,7 +162,10 @@ class Scene:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
             raise SceneError(f"{path}: not valid TOML: {exc}{schema.toml_hint(path, exc)}") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:   # TOML is UTF-8; Windows editors may save UTF-16
+            raise SceneError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at {exc.start}); expected a "
+                             f"TOML file saved as UTF-8") from None
+        except OSError as exc:
             raise SceneError(f"{path}: cannot read the scene file: {exc}") from None
         return cls.from_dict(data, base_dir=path.parent, source=str(path), package_map=package_map)
 
