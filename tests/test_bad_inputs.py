@@ -271,6 +271,7 @@ CASES = [
     C("run-screenshot-folder-is-a-file", cli("run", "script.py", "--scene", "ok.urdf", "--screenshot", "ok.urdf/x.png"), {}, "'ok.urdf' is a file", "expected a folder"),
     C("check-plot-is-a-file", cli("check", "ok.urdf", "--plot", "ok.urdf"), {}, "'ok.urdf' is a file", "expected a folder"),
     # ---- arrays: the dynamics (API only)
+    C("api-set-pose-nan", api("Simulation(gui=False).set_pose('cube1', [float('nan'), 0, 0])"), {}, "position = [nan, 0, 0]", "expected 3 finite numbers, metres"),
     C("api-urdf-none", api("RobotModel.from_urdf(None)"), {}, "URDF file = None", "expected a path (a str or pathlib.Path)"),
     C("api-urdf-bytes", api("RobotModel.from_urdf(b'ok.urdf')"), {}, "URDF file = b'ok.urdf'", "expected a path"),
     C("api-scene-none", api("Scene.from_toml(None)"), {}, "scene file = None", "expected a path"),

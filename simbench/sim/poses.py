@@ -9,7 +9,7 @@ import numpy as np
 
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info
-from ..errors import ShapeError, beyond_a_turn, quaternion_of_angles
+from ..errors import ShapeError, beyond_a_turn, quaternion_of_angles, shown
 
 p = import_pybullet()
 
@@ -22,7 +22,7 @@ def set_base_pose(client: int, body: int, position: Any, orientation: Any = (0, 
     pos = np.asarray(position, dtype=float)
     rot = np.asarray(orientation, dtype=float)
     if pos.shape != (3,) or not np.all(np.isfinite(pos)):
-        raise ShapeError(f"position has shape {pos.shape}; expected (3,) finite metres")
+        raise ShapeError(f"position = {shown(position)} (shape {pos.shape}); expected 3 finite numbers, metres")
     if rot.shape == (3, 3):
         rot = quat_from_matrix(rot)
     elif rot.shape == (3,) and np.all(np.isfinite(rot)):
