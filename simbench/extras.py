@@ -36,6 +36,15 @@ EXTRAS: tuple[Extra, ...] = (
 )
 
 
+def install_hint(extra: str) -> str:
+    """How to install ``extra``, in the words of every missing-extra message.
+
+    >>> install_hint("video")
+    "install the 'video' extra: pip install 'simbench[video]'"
+    """
+    return f"install the '{extra}' extra: pip install 'simbench[{extra}]'"
+
+
 def require(module: str, extra: str, purpose: str) -> ModuleType:
     """Import ``module`` or raise :class:`~simbench.errors.MissingExtraError` naming ``extra``.
 
@@ -48,4 +57,4 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
         raise MissingExtraError(module.split(".")[0], extra, purpose) from None
 
 
-__all__ = ["Extra", "EXTRAS", "require"]
+__all__ = ["Extra", "EXTRAS", "require", "install_hint"]

@@ -221,13 +221,15 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     from .outputs import png_file, writable_file
     from .sim import Simulation, SimulationDone
     from .sim.camera import describe
-    from .sim.recording import check_format, check_size
+    from .sim.recording import check_format, check_mp4, check_size
 
     stream = sys.stderr if stream is None else stream
     script = Path(script)
     if record is not None:  # before any work: a bad path is a one-line usage error
-        check_format(record)
+        suffix = check_format(record)
         check_size(size)
+        if suffix == ".mp4":  # ffmpeg there, an even size
+            check_mp4(record, size)
         if not (np.isfinite(fps) and fps > 0):
             raise RecordingError(f"fps = {shown(fps)}; expected a positive number of frames per second")
         writable_file(record, "recording")

@@ -181,3 +181,37 @@ def test_picture_names_other_than_png_are_refused(tmp_path):
     proc = _simbench(cwd, "view", "--direct", "ok.urdf", "--out", "V.PNG")
     assert proc.returncode == 0 and (cwd / "V.PNG").read_bytes().startswith(PNG), proc.stderr
     assert len(refused) == 3
+
+
+# ---------------------------------------------------------------------- MP4 without the 'video' extra
+WRAPPER = """import sys
+for name in sys.argv[1].split(","):
+    sys.modules[name] = None   # import name fails: as if not installed
+from simbench.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_mp4_without_ffmpeg_names_the_video_extra(tmp_path):
+    """No ffmpeg on PATH and imageio_ffmpeg not importable: one line naming the 'video' extra
+    (and the .gif way), exit 2 before the script runs. The writer needs imageio-ffmpeg's ffmpeg
+    only, not imageio: with imageio not importable the MP4 is written (an ISO-BMFF 'ftyp' box)."""
+    cwd = _folder(tmp_path)
+    (cwd / "s.py").write_text(f"open({str(cwd / 'ran')!r}, 'w').close()\n{SCRIPT}")
+    (cwd / "wrap.py").write_text(WRAPPER)
+    (cwd / "bin").mkdir()   # PATH: no ffmpeg in it
+    cases = {"imageio_ffmpeg": 2, "imageio": 0}
+    for blocked, code in cases.items():
+        proc = subprocess.run([sys.executable, "wrap.py", blocked, "run", "s.py", "--direct", "--quiet",
+                               "--record", "x.mp4"], cwd=cwd, env=_env(PATH=str(cwd / "bin")),
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == code, (blocked, proc.stderr)
+        if code:
+            assert proc.stderr.splitlines() == [
+                "simbench run: error: writing 'x.mp4' needs ffmpeg, which was not found; install the 'video' "
+                "extra: pip install 'simbench[video]' (its imageio-ffmpeg brings ffmpeg), or put ffmpeg on PATH "
+                "(apt-get install ffmpeg), or record a .gif instead"]
+            assert _listing(cwd) == ["bin", "ok.urdf", "s.py", "wrap.py"]   # no x.mp4, the script not run
+        else:
+            assert (cwd / "x.mp4").read_bytes()[4:8] == b"ftyp" and (cwd / "ran").exists()
+    assert len(cases) == 2

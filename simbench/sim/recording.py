@@ -1,4 +1,5 @@
-"""Recordings of a simulation: GIF (through Pillow) and MP4 (through ffmpeg) written frame by
+"""Recordings of a simulation: GIF (through Pillow) and MP4 (through ffmpeg: the one on PATH, else
+the binary of imageio-ffmpeg, the 'video' extra; imageio itself is not used) written frame by
 frame as simulated time passes, each file valid on disk after every frame.
 
 The GIF writer appends one image block per frame and keeps the file's trailer written, so a
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import RecordingError, finite_number, shown, shown_path
+from ..extras import install_hint
 from ..outputs import parent_made
 
 if TYPE_CHECKING:
@@ -144,19 +146,27 @@ def ffmpeg_executable() -> str | None:
         return None
 
 
+def check_mp4(path: str | os.PathLike, size: tuple[int, int]) -> str:
+    """The ffmpeg that writes the MP4 ``path`` of ``size``, or a :class:`RecordingError`: ffmpeg
+    missing (one line naming the 'video' extra, whose imageio-ffmpeg brings an ffmpeg binary:
+    imageio itself is not needed), or an odd width or height."""
+    exe = ffmpeg_executable()
+    if exe is None:
+        raise RecordingError(f"writing {shown_path(str(path))} needs ffmpeg, which was not found; "
+                             f"{install_hint('video')} (its imageio-ffmpeg brings ffmpeg), or put ffmpeg "
+                             "on PATH (apt-get install ffmpeg), or record a .gif instead")
+    w, h = size
+    if w % 2 or h % 2:
+        raise RecordingError(f"MP4 (yuv420p) needs an even width and height; got size {tuple(size)}")
+    return exe
+
+
 class Mp4Writer:
     """H.264 MP4 through an ffmpeg subprocess."""
 
     def __init__(self, path: str | os.PathLike, size: tuple[int, int], fps: float):
-        exe = ffmpeg_executable()
-        if exe is None:
-            raise RecordingError(
-                f"writing {shown_path(str(path))} needs ffmpeg, which was not found: install it (apt-get "
-                "install ffmpeg) or the Python packages imageio and imageio-ffmpeg, or record a "
-                ".gif instead")
+        exe = check_mp4(path, size)
         w, h = size
-        if w % 2 or h % 2:
-            raise RecordingError(f"MP4 (yuv420p) needs an even width and height; got size {size}")
         self.path, self.size, self.fps, self.frames = parent_made(path), (w, h), float(fps), 0
         cmd = [exe, "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
                "-s", f"{w}x{h}", "-r", f"{fps:g}", "-i", "-", "-an", "-vcodec", "libx264",
@@ -316,4 +326,4 @@ def check_size(size: Any) -> tuple[int, int]:
 
 
 __all__ = ["Recording", "GifWriter", "Mp4Writer", "open_writer", "ffmpeg_executable",
-           "SUPPORTED_RECORDING_FORMATS", "check_size", "check_format"]
+           "SUPPORTED_RECORDING_FORMATS", "check_size", "check_format", "check_mp4"]
