@@ -330,7 +330,9 @@ class RobotModel:
             return self
         issues = tuple(i for i in self.issues if i.kind != "free_root") if floating else \
             self.issues + _free_root_issues(self)
-        return self.replace(floating_base=bool(floating), issues=issues, root_pose=None)
+        gravity = self.gravity if not floating or self.root_pose is None else tuple(   # a welded root's R^T g: the
+            float(x) for x in np.asarray(self.root_pose)[:3, :3] @ np.asarray(self.gravity))   # world's again
+        return self.replace(floating_base=bool(floating), issues=issues, root_pose=None, gravity=gravity)
 
     # ------------------------------------------------------------------ modified copies
     def with_link_inertial(self, link: str, *, mass: float | None = None, com: Sequence[float] | None = None,

@@ -45,8 +45,11 @@ def write(tmp_path, name, world=True, origin=ORIGIN):
     return path
 
 
-def test_floating_base_makes_the_floating_joint_the_free_flyer_as_pinocchio(tmp_path):
-    model = RobotModel.from_urdf(write(tmp_path, "hum.urdf"), floating_base=True)
+@pytest.mark.parametrize("origin", [ORIGIN, '<origin xyz="0.2 -0.1 1" rpy="0.3 -0.2 0.5"/>'])
+def test_floating_base_makes_the_floating_joint_the_free_flyer_as_pinocchio(tmp_path, origin):
+    """The joint's origin, rolled and pitched too, leaves the free flyer's gravity the world's
+    (a rolled origin had tilted it: the welded model's R^T g was kept)."""
+    model = RobotModel.from_urdf(write(tmp_path, "hum.urdf", origin=origin), floating_base=True)
     assert model.floating_base and model.link_names == ("base", "thigh", "shin", "arm")
     assert model.joint_names == ("hip", "knee", "arm") and (model.nq, model.nv) == (10, 9)
     # oracle: Pinocchio's parser on the file without the world link, with its free flyer
