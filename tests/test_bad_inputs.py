@@ -628,17 +628,18 @@ def test_api_raises_one_line_simbench_error(tmp_path, monkeypatch, case):
 
 
 def test_output_checks_try_for_real_and_leave_nothing_behind(tmp_path):
-    """/proc passes the permission bits for root but refuses new files; a good folder is left
-    as it was, and an existing file keeps its content and modification time."""
+    """/proc passes the permission bits for root but refuses new files; a folder to be made is
+    not made by the check (it is when the output is written), and an existing file keeps its
+    content and modification time."""
     with pytest.raises(SimbenchError, match="'/proc' is not writable"):
         writable_file("/proc/x.json", "--json file")
     out = writable_file(tmp_path / "sub" / "r.json")
-    assert out.parent.is_dir() and list(out.parent.iterdir()) == []
+    assert out == tmp_path / "sub" / "r.json" and not out.parent.exists()
     old = tmp_path / "old.json"
     old.write_text("keep")
     before = old.stat().st_mtime_ns
     assert writable_file(old) == old and old.read_text() == "keep" and old.stat().st_mtime_ns == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json", "sub"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]
 
 
 def test_huge_values_are_shown_on_one_short_line():
