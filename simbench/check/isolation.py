@@ -7,7 +7,9 @@ Two runners, one interface (``load()``, ``evaluate(q, qd, qdd, names, label)``, 
   talking over a pipe of its own, so the user's prints still reach the terminal); a call that
   does not return within the timeout (a loop, a sleep, a numba kernel that never releases the
   GIL), a crash (a segfault, ``os._exit``) or a hang at import gets a verdict, and the worker is
-  killed and reaped. One worker serves every robot of a run; it is replaced after a timeout.
+  killed and reaped, with every process the user's code started (the worker leads a process
+  group of its own, killed whole whenever the worker is stopped: a timeout, Ctrl-C, SIGTERM, the
+  end of the run). One worker serves every robot of a run; it is replaced after a timeout.
   Not ``multiprocessing``: its fork start method breaks numba under GNU OpenMP (a process forked
   after running a parallel kernel is killed by libgomp when it runs one itself, measured), and
   its spawn and forkserver methods re-run the caller's ``__main__`` script in the worker.
@@ -53,6 +55,59 @@ def _seconds(t: float | None) -> str:
 STARTUP_TIMEOUT = 60.0
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL what is left of the worker's process group (the worker leads its own session:
+    ``start_new_session``), i.e. every process the user's code started and did not end itself
+    (a ``subprocess.Popen`` left running would outlive the check, reparented to PID 1, and hold
+    its stdout open, so that ``simbench check ... | tail`` never ends). A process that made a
+    session of its own (``setsid``, a daemon) is beyond it."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # nothing left in the group
+        return
+    # a SIGKILLed process ends when it is next scheduled: wait for that (on Linux), so that what
+    # the user's code started is gone when the check returns
+    deadline = time.monotonic() + GROUP_EXIT_TIMEOUT
+    while _running_in_group(pgid) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+#: seconds to wait for the processes of a killed group to end
+GROUP_EXIT_TIMEOUT = 2.0
+
+
+def _running_in_group(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (is not a zombie), from ``/proc``; False
+    where there is no ``/proc``."""
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return False
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):  # ended meanwhile
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _exited(proc: subprocess.Popen, timeout: float) -> bool:
+    """Whether ``proc`` ends within ``timeout`` seconds, leaving it unreaped (``WNOWAIT``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # already reaped
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
 class ProcessRunner:
     """``"module:function"`` evaluated in a worker process with a timeout per request; the
     import of the module gets ``import_timeout`` (default: ``timeout``, counted once the worker
@@ -94,7 +149,8 @@ class ProcessRunner:
         logger.debug("worker %s for %s started in %.3f s", self._proc.pid, self.spec, time.perf_counter() - t0)
 
     def close(self) -> None:
-        """Stop the worker (killed if it does not stop at once) and reap it."""
+        """Stop the worker (killed if it does not stop at once), reap it, and kill every process
+        left in its process group (whatever the user's code started)."""
         proc, conn = self._proc, self._conn
         self._proc = self._conn = None
         if conn is not None:
@@ -104,11 +160,9 @@ class ProcessRunner:
                 pass
             conn.close()
         if proc is not None:
-            try:
-                proc.wait(0.5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _exited(proc, 0.5)   # not reaped yet: the group's id cannot be taken by another process
+            kill_group(proc.pid)  # the worker too, if it did not stop at once
+            proc.wait()
 
     def __enter__(self) -> "ProcessRunner":
         return self
@@ -139,11 +193,9 @@ class ProcessRunner:
                                        f"the worker was stopped")
         if reply[0] == "died":
             proc = self._proc
-            try:
-                code = proc.wait(5) if proc is not None else None
-            except subprocess.TimeoutExpired:
-                code = None
+            ended = proc is not None and _exited(proc, 5)
             self.close()
+            code = proc.returncode if ended and proc is not None else None
             how = (f"killed by signal {signal.Signals(-code).name}" if code is not None and code < 0
                    else f"exit status {code}")
             raise UserCodeFault(ERROR, f"the process running {self.spec} died {what} ({how})")

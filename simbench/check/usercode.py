@@ -355,10 +355,18 @@ def _die_with_parent() -> None:
         while True:
             time.sleep(1.0)
             if os.getppid() != parent:
-                os._exit(1)
+                _end_group()
 
     threading.Thread(target=watch, name="parent watch", daemon=True).start()
     if os.getppid() != parent:
+        _end_group()
+
+
+def _end_group() -> None:
+    """End this worker and every process the user's code started (the worker leads its group)."""
+    try:
+        os.killpg(0, signal.SIGKILL)
+    finally:
         os._exit(1)
 
 
