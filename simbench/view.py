@@ -84,6 +84,9 @@ def parse_q(items: Sequence[str]) -> dict[str, float]:
     q = {}
     for item in items:
         name, sep, value = item.partition("=")
+        if name in q:
+            raise SimbenchError(f"--q {shown(item)}: joint {name!r} is given twice ({name}={q[name]:g} too); "
+                                "expected one value per joint")
         try:
             if not sep or not name:
                 raise ValueError

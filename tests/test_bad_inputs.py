@@ -363,6 +363,7 @@ CASES = [
     # ---- arrays: the command line
     C("view-q-nan", cli("view", "--direct", "ok.urdf", "--q", "j=nan", "--out", "v.png"), {}, "'j=nan'", "expected a finite number"),
     C("view-q-not-a-number", cli("view", "--direct", "ok.urdf", "--q", "j=abc", "--out", "v.png"), {}, "'j=abc'", "expected NAME=VALUE"),
+    C("view-q-twice", cli("view", "--direct", "ok.urdf", "--q", "j=1", "j=0.5", "--out", "v.png"), {}, "joint 'j' is given twice (j=1 too)", "expected one value per joint"),
     C("view-q-without-value", cli("view", "--direct", "ok.urdf", "--q", "j", "--out", "v.png"), {}, "--q 'j'", "expected NAME=VALUE"),
     C("view-size-zero", cli("view", "--direct", "ok.urdf", "--size", "0x0", "--out", "v.png"), {}, "size = (0, 0)", "between 8 and 4096 pixels"),
     C("view-duration-negative", cli("view", "--direct", "ok.urdf", "--duration", "-1", "--out", "v.png"), {}, "--duration -1.0", "a positive number of seconds"),
