@@ -40,6 +40,7 @@ from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_outpu
 from .causes import CAUSES, DOES, Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
 from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
 from .floating import FloatingBaseConvention
+from .inputs import check_numbers
 from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
 from .targets import FLOATING_ORIENTATION, Target, corpus_targets, resolve_target
@@ -361,7 +362,10 @@ def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0
     URDF target. ``inertia_from_file=False`` loads without ``URDF_USE_INERTIA_FROM_FILE``.
     ``model``: the model under test instead of the file's. ``floating``: a URDF target with a
     free-flyer root (PyBullet loads it with a free base; a scene body follows its ``fixed_base``). A faulty user function gives an
-    ``ERROR`` or ``FAIL`` result; a missing file or function raises :class:`SimbenchError`.
+    ``ERROR`` or ``FAIL`` result; a missing file or function raises :class:`SimbenchError`, as
+    do ``samples`` < 1, a negative
+    ``seed``, a ``tol`` that is not a finite positive number and a ``timeout`` that is not a
+    positive number (None or ``inf``: no limit), before any work.
     """
     report = check([target], samples=samples, seed=seed, tol=tol, dynamics=dynamics, pinocchio=pinocchio,
                    timeout=timeout, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
@@ -381,6 +385,7 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
     :class:`SimbenchError`. Ctrl-C stops after the current robot's results are kept
     (``report.interrupted``)."""
     t0 = time.perf_counter()
+    samples, seed, tol, timeout = check_numbers(samples, seed, tol, timeout, DEFAULT_TIMEOUT)
     if floating and base_orientation is not None:  # also with only a corpus, before any work
         raise SimbenchError(FLOATING_ORIENTATION)
     dyn = load_dynamics(dynamics, timeout=timeout)

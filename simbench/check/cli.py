@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..signals import sigterm_interrupts
 from .bullet import as_quaternion
 from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
+from .inputs import check_numbers
 from .plots import _pyplot, plot_robot
 from .report import ERROR, FAIL, SKIPPED, Report, RobotResult
 from .targets import FLOATING_ORIENTATION, Target, resolve_target
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "it runs in a worker process")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"seconds per robot for the --dynamics function, and for importing its module "
-                             f"(default {DEFAULT_TIMEOUT:g})")
+                             f"(default {DEFAULT_TIMEOUT:g}; inf for no limit)")
     parser.add_argument("--base-orientation", nargs="+", metavar="X",
                         help="fixed-base orientation of URDF targets: roll pitch yaw, or quaternion x y z w")
     parser.add_argument("--floating", action="store_true",
@@ -153,14 +153,11 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
     if not args.targets and not corpus:
         return _usage("give at least one TARGET (a URDF path, pybullet_data:NAME or SCENE.toml[:BODY]) "
                       "or --corpus pybullet_data")
-    if args.samples < 1:
-        return _usage(f"--samples {args.samples}: expected a positive integer")
-    if args.seed < 0:
-        return _usage(f"--seed {args.seed}: expected an integer >= 0")
-    if not (args.tol > 0 and math.isfinite(args.tol)):
-        return _usage(f"--tol {args.tol}: expected a positive number")
-    if not (args.timeout > 0):
-        return _usage(f"--timeout {args.timeout}: expected a positive number of seconds")
+    try:  # the same judge as the API's (--timeout inf: no limit)
+        args.samples, args.seed, args.tol, args.timeout = check_numbers(
+            args.samples, args.seed, args.tol, args.timeout, DEFAULT_TIMEOUT, cli=True)
+    except SimbenchError as exc:
+        return _usage(str(exc))
     try:
         if args.json:
             writable_file(args.json, "--json file")
