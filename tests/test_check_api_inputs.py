@@ -1,5 +1,5 @@
 """``simbench.check.compare`` / ``check`` judge their numbers as ``simbench check`` does: a bad
-``samples`` (0, negative, not an integer), ``seed``, ``tol``
+``samples`` (0, negative, not an integer, beyond the 100,000 that fit in memory), ``seed``, ``tol``
 or ``timeout`` is one line naming the value, what was expected and the closest valid choice,
 raised before any work (the user's function is never called, no report is written). Oracle for
 the valid ones: the closed-form dynamics of the planar 2R arm (point masses), counted calls of it
@@ -58,6 +58,9 @@ BAD = [  # keyword, value, words the one line must hold
     ("samples", 2.5, ["samples = 2.5: expected a positive integer, not a float", "closest valid: samples = 2"]),
     ("samples", True, ["samples = True: expected a positive integer, not a bool"]),
     ("samples", "50", ["samples = '50': expected a positive integer, not a str", "closest valid: samples = 50"]),
+    ("samples", 99999999999, ["samples = 99999999999: expected a positive integer up to 100,000",
+                              "held in memory", "closest valid: samples = 100000"]),
+    ("samples", 100_001, ["samples = 100001: expected a positive integer up to 100,000"]),
     ("seed", -1, ["seed = -1: expected an integer >= 0", "closest valid: seed = 0"]),
     ("seed", 1.5, ["seed = 1.5: expected an integer >= 0, not a float"]),
     ("tol", NAN, ["tol = nan: expected a positive number, a finite one", "e.g. tol = 1e-08, the default"]),
@@ -87,7 +90,7 @@ def test_bad_numbers_are_one_line_before_any_work(target):
             assert "\n" not in line and all(w in line for w in words), (api, key, value, line)
             assert f.calls == 0, (api, key, value)   # before any work
             compared += 1
-    assert compared == 2 * len(BAD) == 30
+    assert compared == 2 * len(BAD) == 34
 
 
 def test_the_edges_of_the_valid_numbers_run_as_asked():
@@ -111,6 +114,8 @@ def _cli(args, cwd):
 
 
 @pytest.mark.parametrize("args, words", [
+    (["--samples", "99999999999"], "--samples 99999999999: expected a positive integer up to 100,000 random states"),
+    (["--samples", "100001"], "--samples 100001: expected a positive integer up to 100,000"),
     (["--tol", "inf"], "--tol inf: expected a positive number, a finite one"),
     (["--timeout", "nan"], "--timeout nan: expected a positive number of seconds, or inf for no limit"),
 ])

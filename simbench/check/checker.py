@@ -363,7 +363,7 @@ def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0
     ``model``: the model under test instead of the file's. ``floating``: a URDF target with a
     free-flyer root (PyBullet loads it with a free base; a scene body follows its ``fixed_base``). A faulty user function gives an
     ``ERROR`` or ``FAIL`` result; a missing file or function raises :class:`SimbenchError`, as
-    do ``samples`` < 1, a negative
+    do ``samples`` outside 1 .. 100,000 (:data:`~simbench.check.inputs.MAX_SAMPLES`), a negative
     ``seed``, a ``tol`` that is not a finite positive number and a ``timeout`` that is not a
     positive number (None or ``inf``: no limit), before any work.
     """

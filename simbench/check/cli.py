@@ -19,7 +19,7 @@ from ..signals import sigterm_interrupts
 from .bullet import as_quaternion
 from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
-from .inputs import check_numbers
+from .inputs import MAX_SAMPLES, check_numbers
 from .plots import _pyplot, plot_robot
 from .report import ERROR, FAIL, SKIPPED, Report, RobotResult
 from .targets import FLOATING_ORIENTATION, Target, resolve_target
@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "as the scene loads it), SCENE.toml for its robot")
     parser.add_argument("--corpus", choices=["pybullet_data"],
                         help="also check every distinct URDF with movable joints in this corpus")
-    parser.add_argument("--samples", type=int, default=50, help="random states per robot (default 50)")
+    parser.add_argument("--samples", type=int, default=50,
+                        help=f"random states per robot (default 50, at most {MAX_SAMPLES:,}: they are held in memory)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--tol", type=float, default=1e-8,
                         help="pass when max|error| <= tol * max(1, max|PyBullet|) (default 1e-8)")
