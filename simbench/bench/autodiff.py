@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .harness import Contender, interleaved, once
-from .schema import Row, one_off, rows_from
+from .schema import Row, RowsCallback, emit, one_off, rows_from
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +64,10 @@ def _post_automatic(g0: float = 9.8) -> Callable:
 
 
 def robot_rows(robot: str, spec: str | None = None, *, batch: int = 128, rounds: int = 7, calls: int = 200, seed: int = 0,
-               cold: bool = True, notes: list[str] | None = None) -> list[Row]:
-    """Rows of one robot (``spec``: its URDF, by default ``ROBOTS[robot]``; fixed base). ``cold``: compile
-    times are first calls after ``jax.clear_caches()``. ``batch`` <= 128 (one block)."""
+               cold: bool = True, notes: list[str] | None = None, on_rows: RowsCallback | None = None) -> list[Row]:
+    """Rows of one robot (``spec``: its URDF, by default ``ROBOTS[robot]``; fixed base), each group
+    handed to ``on_rows`` as it is timed. ``cold``: compile times are first calls after
+    ``jax.clear_caches()``. ``batch`` <= 128 (one block)."""
     from .. import dynamics as dyn
     from ..dynamics import autodiff as ad
     from ..dynamics.autodiff._jax import jax, jnp
@@ -147,14 +148,16 @@ def robot_rows(robot: str, spec: str | None = None, *, batch: int = 128, rounds:
             f"the post's manual method: ~{POST_US['manual']:.0f} us on its author's laptop")
     rows: list[Row] = []
     for quantity, reference, contenders in groups:
-        rows += rows_from("autodiff", robot, quantity, interleaved(contenders, rounds), reference, row_notes)
-    rows += [one_off("autodiff", robot, "jax compile, first call (once)", name, us / 1e6,
-                     "one-off XLA compile" + ("" if cold else " (caches kept)")) for name, us in compiles.items()]
+        rows += emit(rows_from("autodiff", robot, quantity, interleaved(contenders, rounds), reference, row_notes),
+                     on_rows)
+    rows += emit([one_off("autodiff", robot, "jax compile, first call (once)", name, us / 1e6,
+                     "one-off XLA compile" + ("" if cold else " (caches kept)")) for name, us in compiles.items()],
+                 on_rows)
     return rows
 
 
 def run(robots: Mapping[str, str] | Sequence[str] = tuple(ROBOTS), *, notes: list[str] | None = None,
-        **settings: Any) -> list[Row]:
+        on_rows: RowsCallback | None = None, **settings: Any) -> list[Row]:
     """The suite's rows for ``robots`` (names of :data:`ROBOTS`, or name -> URDF); none (one logged line naming the ``autodiff`` extra)
     without jax, none (one line) without Pinocchio, the suite's references. ``settings`` go to :func:`robot_rows`."""
     notes = [] if notes is None else notes
@@ -169,7 +172,7 @@ def run(robots: Mapping[str, str] | Sequence[str] = tuple(ROBOTS), *, notes: lis
     specs = dict(robots) if isinstance(robots, Mapping) else {r: ROBOTS.get(r, r) for r in robots}
     for robot, spec in specs.items():
         log.info("autodiff: %s", robot)
-        rows += robot_rows(robot, spec, notes=notes, **settings)
+        rows += robot_rows(robot, spec, notes=notes, on_rows=on_rows, **settings)
     return rows
 
 

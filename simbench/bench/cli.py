@@ -13,12 +13,13 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import SimbenchError
+from ..signals import sigterm_interrupts
 from . import report
-from .schema import SUITES, Report, Row
+from .schema import SUITES, Report, Row, RowsCallback
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,12 @@ def suites_of(args: argparse.Namespace) -> list[str]:
 
 
 def run(suites: Sequence[str], robots: Sequence[str] | None, settings: dict[str, dict[str, Any]],
-        *, quick: bool = False) -> Report:
-    """Run ``suites`` with ``settings`` (see :func:`settings_of`); the :class:`Report`."""
+        *, quick: bool = False, on_start: Callable[[Report], None] | None = None,
+        on_rows: RowsCallback | None = None) -> Report:
+    """Run ``suites`` with ``settings`` (see :func:`settings_of`); the :class:`Report`, whose rows
+    grow as each group is timed (``on_rows`` is given them then; ``on_start`` the report before
+    the first). Ctrl-C (or SIGTERM made one) stops the run: the report keeps the rows finished and
+    says ``interrupted``."""
     from . import autodiff, collision, dynamics, sweep
 
     t0 = time.perf_counter()
@@ -89,23 +94,37 @@ def run(suites: Sequence[str], robots: Sequence[str] | None, settings: dict[str,
         f"{s}.{k}": v for s in suites for k, v in settings[s].items()}})
     notes = result.notes
     chosen = dynamics.resolve_robots(robots)
-    for suite in suites:
-        log.info("%s suite", suite)
-        rows: list[Row]
-        if suite == "dynamics":
-            rows = dynamics.run(list(chosen), notes=notes, **settings["dynamics"])
-        elif suite == "collision":
-            rows = collision.run(notes=notes, **settings["collision"])
-        elif suite == "sweep":
-            rows = sweep.run(notes=notes, **settings["sweep"])
-        else:
-            fixed = {k: spec for k, (spec, floating) in chosen.items() if not floating}
-            if robots is None:
-                fixed = {k: v for k, v in fixed.items() if k in autodiff.ROBOTS}
-            if quick:
-                fixed = dict(list(fixed.items())[:1])
-            rows = autodiff.run(fixed, notes=notes, **settings["autodiff"])
-        result.extend(rows)
+    if on_start is not None:
+        on_start(result)
+    taken: set[int] = set()
+
+    def take(rows: list[Row]) -> None:
+        fresh = [r for r in rows if id(r) not in taken]
+        taken.update(id(r) for r in fresh)
+        result.extend(fresh)
+        if on_rows is not None and fresh:
+            on_rows(fresh)
+
+    try:
+        for suite in suites:
+            log.info("%s suite", suite)
+            rows: list[Row]
+            if suite == "dynamics":
+                rows = dynamics.run(list(chosen), notes=notes, on_rows=take, **settings["dynamics"])
+            elif suite == "collision":
+                rows = collision.run(notes=notes, on_rows=take, **settings["collision"])
+            elif suite == "sweep":
+                rows = sweep.run(notes=notes, on_rows=take, **settings["sweep"])
+            else:
+                fixed = {k: spec for k, (spec, floating) in chosen.items() if not floating}
+                if robots is None:
+                    fixed = {k: v for k, v in fixed.items() if k in autodiff.ROBOTS}
+                if quick:
+                    fixed = dict(list(fixed.items())[:1])
+                rows = autodiff.run(fixed, notes=notes, on_rows=take, **settings["autodiff"])
+            take(rows)   # any row a suite returned without handing it on
+    except KeyboardInterrupt:
+        result.interrupted = "SIGINT"
     result.settings["seconds"] = round(time.perf_counter() - t0, 1)
     return result
 
@@ -128,17 +147,30 @@ def run_cli(args: argparse.Namespace) -> int:
     suites = suites_of(args)
     if not suites:
         raise SimbenchError("--no-collision leaves no suite to run; expected another --suite too")
-    result = run(suites, args.robot, settings_of(args), quick=args.quick)
-    print(report.console(result), end="")
-    if args.json:
-        report.write_json(result, args.json)
-        print(f"wrote {args.json}")
-    if args.markdown:
-        from pathlib import Path
+    live = report.Live()
+    with sigterm_interrupts() as terminated:   # Ctrl-C and SIGTERM: the rows finished are written
+        result = run(suites, args.robot, settings_of(args), quick=args.quick, on_start=live.start,
+                     on_rows=live.rows)
+        if result.interrupted and terminated:
+            result.interrupted = "SIGTERM"
+        live.end(result)
+        written = []
+        if args.json:
+            report.write_json(result, args.json)
+            written.append(args.json)
+        if args.markdown:
+            from pathlib import Path
 
-        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)   # checked, not made, before the work
-        Path(args.markdown).write_text(report.markdown(result))
-        print(f"wrote {args.markdown}")
+            Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)   # checked, not made, before the work
+            Path(args.markdown).write_text(report.markdown(result))
+            written.append(args.markdown)
+        for path in written:
+            print(f"wrote {path}")
+    if result.interrupted:
+        how = "terminated (SIGTERM)" if result.interrupted == "SIGTERM" else "interrupted"
+        where = f"; the {len(result.rows)} rows finished are in {' and '.join(written)}" if written else ""
+        print(f"simbench bench: {how}{where}", file=sys.stderr)
+        return 143 if result.interrupted == "SIGTERM" else 130
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .harness import Contender, interleaved
-from .schema import Row, rows_from
+from .schema import Row, RowsCallback, emit, rows_from
 
 log = logging.getLogger(__name__)
 
@@ -164,9 +164,10 @@ def _throughput_rows(det: Any, Q: np.ndarray, workers: int, rounds: int) -> list
 
 
 def run(*, block: int = 2000, rounds: int = 7, n: int = 40_000, workers: int = 2, edges: int = 50,
-        seed: int = 0, notes: list[str] | None = None) -> list[Row]:
+        seed: int = 0, notes: list[str] | None = None, on_rows: RowsCallback | None = None) -> list[Row]:
     """The suite's rows (see the module docstring): ``block`` configurations per round of the
-    per-configuration groups, ``n`` for the throughput, ``edges`` random path edges."""
+    per-configuration groups, ``n`` for the throughput, ``edges`` random path edges; each group
+    handed to ``on_rows`` as it is timed."""
     from .._quiet import import_pybullet
     from ..bullet.collision import CollisionDetector, NamedCollisionObject
     from ..bullet.scene import Scene
@@ -184,21 +185,22 @@ def run(*, block: int = 2000, rounds: int = 7, n: int = 40_000, workers: int = 2
         Q = np.pi * (rng.random((block, det.dof)) - 0.5)
         log.info("collision: per configuration")
         timings = interleaved(_per_config(p, loaded, det, Q), rounds)
-        rows += rows_from("collision", ROBOT, "distances of 4 pairs, per configuration", timings, RAW,
-                          {"simbench compute_distances, batch": "target ratio <= 1",
-                           "per-joint resetJointState loop": "what a detector built on these calls can gain"})
+        rows += emit(rows_from("collision", ROBOT, "distances of 4 pairs, per configuration", timings, RAW,
+                               {"simbench compute_distances, batch": "target ratio <= 1",
+                                "per-joint resetJointState loop": "what a detector built on these calls can gain"}),
+                     on_rows)
         if workers > 1:
             log.info("collision: throughput")
-            rows += _throughput_rows(det, np.pi * (rng.random((n, det.dof)) - 0.5), workers,
-                                     max(1, rounds // 3))
+            rows += emit(_throughput_rows(det, np.pi * (rng.random((n, det.dof)) - 0.5), workers,
+                                          max(1, rounds // 3)), on_rows)
     finally:
         if det is not None:
             det.close()
         p.disconnect(physicsClientId=client)
     log.info("collision: one world")
-    rows += _sync_rows(Q, rounds)
+    rows += emit(_sync_rows(Q, rounds), on_rows)
     log.info("collision: paths")
-    rows += _path_rows(p, edges, max(1, rounds // 3), seed)
+    rows += emit(_path_rows(p, edges, max(1, rounds // 3), seed), on_rows)
     return rows
 
 

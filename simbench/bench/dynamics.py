@@ -39,7 +39,7 @@ from ..errors import SimbenchError, closest
 from ..model import RobotModel
 from . import symbolic
 from .harness import Contender, interleaved
-from .schema import Row, one_off, rows_from
+from .schema import Row, RowsCallback, emit, one_off, rows_from
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +155,9 @@ def _target_notes(quantity: str, floating: bool, rows: list[Row], judge: bool = 
 def robot_rows(robot: str, spec: str, floating: bool, *, n: int = 10_000, single_calls: int = 1000,
                batch_calls: int = 5, rounds: int = 7, lagrange_n: int = 500, symbolic_max_dof: int = 7,
                want_c: bool = True, seed: int = 0, notes: list[str] | None = None,
-               judge: bool = True) -> list[Row]:
-    """Every row of one robot (see the module docstring)."""
+               judge: bool = True, on_rows: RowsCallback | None = None) -> list[Row]:
+    """Every row of one robot (see the module docstring); each group handed to ``on_rows`` as it
+    is timed."""
     from .. import dynamics as dyn
     from ..oracles.pinocchio import PinocchioMap, import_pinocchio, pinocchio_model
 
@@ -248,7 +249,7 @@ def robot_rows(robot: str, spec: str, floating: bool, *, n: int = 10_000, single
         single("inverse dynamics", lag, lambda: dyn.lagrange.inverse_dynamics(model, q, v, a),
                calls=max(1, single_calls // 50))
         derivation, impls = symbolic.prepare(robot, model, symbolic_max_dof, want_c, notes)
-        rows += derivation
+        rows += emit(derivation, on_rows)
         for name, impl in impls.items():
             batch("inverse dynamics", name, lambda impl=impl: impl.inverse_dynamics(Q, V, A))
             single("inverse dynamics", name, lambda impl=impl: impl.inverse_dynamics(q, v, a))
@@ -265,8 +266,8 @@ def robot_rows(robot: str, spec: str, floating: bool, *, n: int = 10_000, single
     try:
         for quantity, contenders in groups.items():
             timings = interleaved(contenders, rounds)
-            rows += _target_notes(quantity, floating, rows_from("dynamics", robot, quantity, timings,
-                                                                refs[quantity]), judge)
+            rows += emit(_target_notes(quantity, floating, rows_from("dynamics", robot, quantity, timings,
+                                                                     refs[quantity]), judge), on_rows)
     finally:
         if pyb is not None:
             pyb.close()
@@ -320,9 +321,9 @@ def first_use_rows() -> list[Row]:
 
 
 def run(robots: Any = None, *, first_use: bool = True, notes: list[str] | None = None,
-        **settings: Any) -> list[Row]:
-    """The suite's rows for ``robots`` (see :func:`resolve_robots`); ``settings`` go to
-    :func:`robot_rows`."""
+        on_rows: RowsCallback | None = None, **settings: Any) -> list[Row]:
+    """The suite's rows for ``robots`` (see :func:`resolve_robots`), each group handed to
+    ``on_rows`` as it is timed; ``settings`` go to :func:`robot_rows`."""
     from ..dynamics.kernels.entries import CALL
 
     notes = [] if notes is None else notes
@@ -333,10 +334,10 @@ def run(robots: Any = None, *, first_use: bool = True, notes: list[str] | None =
     rows: list[Row] = []
     for name, (spec, floating) in resolve_robots(robots).items():
         log.info("dynamics: %s", name)
-        rows += robot_rows(name, spec, floating, notes=notes, **settings)
+        rows += robot_rows(name, spec, floating, notes=notes, on_rows=on_rows, **settings)
     if first_use:
         try:
-            rows += first_use_rows()
+            rows += emit(first_use_rows(), on_rows)
         except (subprocess.CalledProcessError, ValueError) as exc:  # report, keep the other rows
             notes.append(f"first-use compile times not measured ({exc})")
     return rows

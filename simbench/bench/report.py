@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from .schema import Report, Row
 
@@ -46,6 +48,23 @@ def header(report: Report) -> list[str]:
             "reference's time in the same run (lower is faster)"]
 
 
+def _quantity_line(r: Row) -> str:
+    return f"  {r.quantity}" + (f" (ratio to {r.reference})" if r.reference else "")
+
+
+def _row_line(r: Row, width: int) -> str:
+    return (f"    {r.contender:<{width}} {r.n:>7} {fmt_us(r.us_per_config):>10} "
+            f"{fmt_ratio(r.ratio):>7}  {r.notes}".rstrip())
+
+
+def stopped(report: Report) -> str:
+    """'' for a whole run; else what stopped it, for the last line and the Markdown."""
+    if report.interrupted is None:
+        return ""
+    how = "terminated (SIGTERM)" if report.interrupted == "SIGTERM" else "interrupted (SIGINT)"
+    return f"{how} before the run was done: {len(report.rows)} rows finished, the suites' other rows not measured"
+
+
 def console(report: Report) -> str:
     """The report as plain text: the header, then one table per suite and robot."""
     lines = header(report) + [""]
@@ -56,13 +75,48 @@ def console(report: Report) -> str:
         for r in rows:
             if r.quantity != quantity:
                 quantity = r.quantity
-                ref = f" (ratio to {r.reference})" if r.reference else ""
-                lines.append(f"  {quantity}{ref}")
-            lines.append(f"    {r.contender:<{width}} {r.n:>7} {fmt_us(r.us_per_config):>10} "
-                         f"{fmt_ratio(r.ratio):>7}  {r.notes}".rstrip())
+                lines.append(_quantity_line(r))
+            lines.append(_row_line(r, width))
         lines.append("")
     lines += [f"note: {n}" for n in report.notes]
+    if report.interrupted:
+        lines.append(stopped(report))
     return "\n".join(lines).rstrip() + "\n"
+
+
+class Live:
+    """:func:`console`'s text printed as the run goes: the header at the start, each group of
+    rows as it is timed (so that an interrupted run has shown what it measured), the notes at
+    the end."""
+
+    def __init__(self, out: TextIO | None = None):
+        self.out = out
+        self._group: tuple[str, str] | None = None
+        self._quantity: str | None = None
+
+    def _print(self, lines: list[str]) -> None:
+        out = self.out or sys.stdout
+        out.write("".join(line + "\n" for line in lines))
+        out.flush()
+
+    def start(self, report: Report) -> None:
+        self._print(header(report))
+
+    def rows(self, rows: Sequence[Row]) -> None:
+        lines: list[str] = []
+        width = max(len(r.contender) for r in rows)
+        for r in rows:
+            if (r.suite, r.robot) != self._group:
+                self._group, self._quantity = (r.suite, r.robot), None
+                lines += ["", f"== {r.suite}: {r.robot}"]
+            if r.quantity != self._quantity:
+                self._quantity = r.quantity
+                lines.append(_quantity_line(r))
+            lines.append(_row_line(r, width))
+        self._print(lines)
+
+    def end(self, report: Report) -> None:
+        self._print([""] + [f"note: {n}" for n in report.notes] + ([stopped(report)] if report.interrupted else []))
 
 
 def markdown(report: Report, suites: Sequence[str] | None = None) -> str:
@@ -72,6 +126,8 @@ def markdown(report: Report, suites: Sequence[str] | None = None) -> str:
     m = report.machine
     out = [f"Measured on {m.get('cpu')} ({m.get('cores')} cores, load {m.get('load_average_1min')}): "
            + ", ".join(f"{k} {v}" for k, v in report.versions.items()) + "."]
+    if report.interrupted:
+        out += ["", f"**{stopped(report)[:1].upper()}{stopped(report)[1:]}.**"]
     by_suite: dict[str, list[Row]] = {}
     for r in report.rows:
         by_suite.setdefault(r.suite, []).append(r)
@@ -104,4 +160,4 @@ def read_json(path: str | os.PathLike) -> Report:
     return Report.from_json(json.loads(Path(path).read_text()))
 
 
-__all__ = ["console", "markdown", "write_json", "read_json", "header", "fmt_us", "fmt_ratio"]
+__all__ = ["console", "Live", "stopped", "markdown", "write_json", "read_json", "header", "fmt_us", "fmt_ratio"]

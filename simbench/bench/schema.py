@@ -10,12 +10,15 @@ A :class:`Report` holds the rows with the machine, library versions and settings
     {"schema": "simbench.bench/1", "machine": {...}, "versions": {...}, "settings": {...},
      "rows": [{"suite", "robot", "quantity", "contender", "n", "us_per_config", "reference",
                "ratio", "notes"}, ...], "notes": [...]}
+
+A run stopped before its suites were done (Ctrl-C, SIGTERM) adds ``"interrupted": true,
+"signal": "SIGINT"`` (or ``"SIGTERM"``) after ``settings``: its rows are those finished.
 """
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -57,6 +60,18 @@ def rows_from(suite: str, robot: str, quantity: str, timings: Mapping[str, Timin
                 t.us / ref if ref else None, notes.get(name, "")) for name, t in timings.items()]
 
 
+#: what a suite hands each group of rows to as soon as it is timed (``on_rows=``)
+RowsCallback = Callable[[list[Row]], None]
+
+
+def emit(rows: list[Row], on_rows: RowsCallback | None) -> list[Row]:
+    """``rows``, handed to ``on_rows`` first: a suite's rows reach the report (and the console) as
+    each group is done, so that an interrupted run keeps them."""
+    if on_rows is not None and rows:
+        on_rows(list(rows))
+    return rows
+
+
 def one_off(suite: str, robot: str, quantity: str, contender: str, seconds: float,
             notes: str = "") -> Row:
     """A one-off cost (a compile, a derivation, a start-up): one call, no reference."""
@@ -66,26 +81,29 @@ def one_off(suite: str, robot: str, quantity: str, contender: str, seconds: floa
 @dataclass
 class Report:
     """A run: its rows, the machine, the library versions, the settings, and notes (rows
-    skipped and why)."""
+    skipped and why); ``interrupted``: the signal that stopped the run ("SIGINT", "SIGTERM")
+    before its suites were done (the rows are those finished), None for a whole run."""
 
     rows: list[Row] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     machine: dict[str, Any] = field(default_factory=lambda: machine_info())
     versions: dict[str, str] = field(default_factory=lambda: library_versions())
+    interrupted: str | None = None
 
     def extend(self, rows: Iterable[Row]) -> None:
         self.rows.extend(rows)
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "machine": self.machine, "versions": self.versions,
-                "settings": self.settings, "rows": [r.as_dict() for r in self.rows],
-                "notes": list(self.notes)}
+                "settings": self.settings,
+                **({"interrupted": True, "signal": self.interrupted} if self.interrupted else {}),
+                "rows": [r.as_dict() for r in self.rows], "notes": list(self.notes)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Report":
         return cls([Row(**r) for r in data["rows"]], dict(data["settings"]), list(data["notes"]),
-                   dict(data["machine"]), dict(data["versions"]))
+                   dict(data["machine"]), dict(data["versions"]), data.get("signal"))
 
 
 # ---------------------------------------------------------------------- machine, versions
@@ -127,5 +145,5 @@ def library_versions() -> dict[str, str]:
     return out
 
 
-__all__ = ["Row", "Report", "rows_from", "one_off", "machine_info", "library_versions", "KEYS",
+__all__ = ["Row", "Report", "rows_from", "one_off", "emit", "RowsCallback", "machine_info", "library_versions", "KEYS",
            "SCHEMA", "SUITES"]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .harness import Contender, interleaved
-from .schema import Row, one_off, rows_from
+from .schema import Row, RowsCallback, emit, one_off, rows_from
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +131,9 @@ def _runner(engine: str, workers: int, samples: int, chunk_size: int, tmp: str,
 
 
 def run(*, samples: int = 200_000, chunk_size: int = 10_000, workers: int = 2, rounds: int = 1,
-        ray: bool = True, notes: list[str] | None = None) -> list[Row]:
-    """The suite's rows: one interleaved group of fresh-process sweeps (see the module docstring)."""
+        ray: bool = True, notes: list[str] | None = None, on_rows: RowsCallback | None = None) -> list[Row]:
+    """The suite's rows: one interleaved group of fresh-process sweeps (see the module docstring),
+    handed to ``on_rows`` when it is timed."""
     notes = [] if notes is None else notes
     if ray and importlib.util.find_spec("ray") is None:
         notes.append("sweep: no Ray rows: install the 'sweep' extra (pip install 'simbench[sweep]')")
@@ -161,7 +162,7 @@ def run(*, samples: int = 200_000, chunk_size: int = 10_000, workers: int = 2, r
         startup = statistics.median(f["ray_startup_seconds"] for f in facts[("ray", workers)])
         rows.append(one_off("sweep", ROBOT, "start-up (once)", "ray.init", startup,
                             "left out of the Ray engine's rate"))
-    return rows
+    return emit(rows, on_rows)
 
 
 def main(argv: list[str] | None = None) -> int:
