@@ -86,19 +86,16 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print the kinematic tree, DOF, total mass, joints with limits, and model issues."""
-    from .issues import say_unphysical
     from .model import RobotModel
-    from .urdf_source import load_source
 
-    src = load_source(args.urdf, package_map=args.package or None, xacro_args=args.xacro_arg or None)
-    model = RobotModel.from_source(src)
-    say_unphysical(model.source, model.issues)
-    model = model.with_floating_base() if getattr(args, "floating", False) else model
+    model = RobotModel.from_urdf(args.urdf, package_map=args.package or None,
+                                 xacro_args=args.xacro_arg or None,
+                                 floating_base=bool(getattr(args, "floating", False)))
     print(model.summary())
     if not any(i.refused_by_pybullet for i in model.issues):   # a mesh in millimetres (PyBullet reads
         from .bullet.mesh_units import check_file                # the meshes)
 
-        check_file(str(src.pybullet_path()), str(args.urdf))
+        check_file(args.urdf, package_map=args.package or None, xacro_args=args.xacro_arg or None)
     if getattr(args, "collision", False):  # the sampled self-collision matrix (cached per file)
         from .bullet.collision_sampling import robot_matrix
 

@@ -47,6 +47,6 @@ def test_plot_calls_the_function_once_per_point_and_its_time_is_shown(tmp_path, 
     assert len(list((tmp_path / "plots").glob("*.png"))) == 1
     summary = json.loads((tmp_path / "r.json").read_text())["summary"]
     assert summary["plot_seconds"] >= 200 * 0.004     # the plot's calls alone sleep 0.8 s
-    assert summary["plot_seconds"] < summary["seconds"] <= wall and summary["seconds"] > 0.7 * wall, (summary, wall)
+    assert summary["plot_seconds"] < summary["seconds"] <= wall and summary["seconds"] > 0.5 * wall, (summary, wall)
     out = capsys.readouterr().out
     assert f"({summary['seconds']:.1f} s, {summary['plot_seconds']:.1f} s of it plotting)" in out

@@ -26,7 +26,6 @@ EXPECTED_EXPLAINED = {
     "spherical_joint_limit.urdf": {TRI: {"neck"}},
 }
 EXPECTED_SKIPPED = {  # with a word the reason must contain
-    "husky/husky.urdf": "optenv",                    # xacro left-overs: not a URDF number
     "torus_deform.urdf": "no <link>",                # a deformable, not a robot
     "kuka_iiwa/model_for_sdf.urdf": "PyBullet cannot load",  # its meshes are missing
 }
@@ -43,7 +42,7 @@ def corpus_report():
 def test_corpus_counts_and_no_fail(corpus_report):
     fails = [r.line() for r in corpus_report.results if r.verdict in (cc.FAIL, cc.ERROR)]
     assert not fails, "\n".join(fails)
-    assert corpus_report.counts() == {"PASS": 32, "EXPLAINED": 10, "FAIL": 0, "ERROR": 0, "SKIPPED": 3}
+    assert corpus_report.counts() == {"PASS": 33, "EXPLAINED": 10, "FAIL": 0, "ERROR": 0, "SKIPPED": 2}
     assert len(corpus_report.results) == 45  # the distinct URDFs with movable joints (+ skipped)
     assert corpus_report.exit_code() == 0
     assert corpus_report.exit_code(strict=True) == 1  # EXPLAINED robots exist
@@ -71,6 +70,13 @@ def test_everything_else_passes_or_is_skipped_with_a_reason(corpus_report):
             assert r.errors.within(1e-8) and not r.causes
 
 
+def test_the_husky_is_read_as_pybullet_reads_its_xacro_leftovers(corpus_report):
+    """husky.urdf holds xacro left-overs ($(optenv ...)) in a fixed joint's origin: it was
+    SKIPPED; read as PyBullet reads them (560e26b) it PASSes against PyBullet."""
+    r = corpus_report[PD + "husky/husky.urdf"]
+    assert r.verdict == cc.PASS and r.errors.within(1e-8), r.line()
+
+
 def test_small_residuals_are_traced_to_pybullets_diagonalised_inertia(corpus_report):
     # aliengo's ~1e-9 residual: PyBullet keeps principal moments + a rotation, not the file's tensor
     r = corpus_report[PD + "aliengo/aliengo.urdf"]
@@ -83,7 +89,7 @@ def test_corpus_is_deduplicated_and_parsed_once():
 
     targets, skipped = cc.corpus_targets()
     labels = [t.label for t in targets]
-    assert len(set(labels)) == len(labels) == 42 and len(skipped) == 3  # model_for_sdf: meshes missing
+    assert len(set(labels)) == len(labels) == 43 and len(skipped) == 2  # model_for_sdf: meshes missing
     digests = [hashlib.sha1(t.path.read_bytes()).hexdigest() for t in targets]
     assert len(set(digests)) == len(digests)
     assert all(t.file_model.source == str(t.path) and t.file_model.dof > 0 for t in targets)

@@ -64,9 +64,20 @@ def warn_mesh_units(spec: Any, body: int, client: int) -> None:
         logger.warning("%s", line)
 
 
-def check_file(path: str, label: str) -> None:
-    """Log :func:`mesh_units_line` for a URDF file PyBullet can load (``path``; ``label``: the
-    file as the user named it), loaded with a fixed base on a DIRECT server of its own."""
+def check_file(spec: str, **loading: Any) -> None:
+    """Log :func:`mesh_units_line` for a URDF file PyBullet can load (``spec`` as the user named
+    it; ``loading``: :func:`~simbench.urdf_source.load_source`'s package map and xacro
+    arguments), read again quietly (its loading was said once) and loaded with a fixed base on a
+    DIRECT server of its own."""
+    from ..urdf_source import load_source
+
+    said = logging.getLogger("simbench.urdf_source")
+    level, label = said.level, str(spec)
+    said.setLevel(logging.ERROR)
+    try:
+        path = str(load_source(spec, **loading).pybullet_path())
+    finally:
+        said.setLevel(level)
     client = p.connect(p.DIRECT)
     try:
         with quiet_fds(1, 2):   # PyBullet's own warnings about the file: info has its issues
