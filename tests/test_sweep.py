@@ -261,6 +261,8 @@ def test_rerun_with_other_parameters_is_refused_naming_the_difference(tmp_path):
     (["collision", SCENE, "--samples", "5", "--out", "o", "--pair", "robot/link_9", "ground"], "unknown link 'link_9'"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--margin", "2"], "margin = 2 m exceeds max_distance = 1 m"),
     (["check", "--out", "o"], "sweep check needs at least one TARGET"),
+    (["check", "simbench:planar_2r.urdf", "--samples", "200000", "--out", "o"],
+     "samples = 200000: expected a positive integer up to 100,000 random states per robot"),
     (["collision", SCENE, "--samples", "5", "--out", "o", "--engine", "ray", "--ray-address", "127.0.0.1:1"],
      "cannot reach a Ray cluster at '127.0.0.1:1' (Connection refused)"),
     (["collision", SCENE, "--samples", "5", "--out", "full"], "is not empty and holds no sweep (found notes.txt)"),

@@ -69,6 +69,9 @@ def prepare(targets: list[str], *, samples: Any = 50, seed: Any = 0, chunk_size:
         raise SimbenchError("sweep check needs at least one TARGET (a URDF path or pybullet_data:NAME) or "
                             "--corpus pybullet_data")
     states = check_count(50 if samples is None else samples, "samples (states per robot)")
+    from ..check.inputs import check_samples
+
+    check_samples(states)   # the check's own bound: its states are held in memory
     try:
         tol_v = float(tol)
     except (TypeError, ValueError, OverflowError):
