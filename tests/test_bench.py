@@ -8,6 +8,7 @@ the harness, hand-made clocks whose medians are known).
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import statistics
 import subprocess
@@ -172,6 +173,19 @@ def test_unknown_robot_is_one_line_with_the_closest_name():
         resolve_robots(["humanoidd"])
     assert resolve_robots(["panda", "a1"]) == {"franka_panda": ("pybullet_data:franka_panda/panda.urdf", False),
                                                "a1_floating": ("pybullet_data:a1/a1.urdf", True)}
+
+
+def test_a_urdf_file_as_the_robot_is_benchmarked(tmp_path):
+    """--robot FILE.urdf was refused at the suite ("--robot 'arm': expected one of ...") after the
+    command had accepted it: the suite was handed the name again, not the file. Ratios are
+    checked against their reference rows of the same run."""
+    shutil.copy(ROOT / "simbench" / "assets" / "urdf" / "planar_2r.urdf", tmp_path / "arm.urdf")
+    proc = _run(["-m", "simbench", "bench", "--suite", "dynamics", "--robot", "arm.urdf", "--quick", "--json", "b.json"],
+                tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [Row(**r) for r in json.loads((tmp_path / "b.json").read_text())["rows"]]
+    assert rows and {r.robot for r in rows} == {"arm"}
+    assert check_ratios(rows) >= 5
 
 
 def test_collision_suite_from_another_folder_by_python_m(tmp_path):

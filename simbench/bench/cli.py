@@ -110,7 +110,7 @@ def run(suites: Sequence[str], robots: Sequence[str] | None, settings: dict[str,
             log.info("%s suite", suite)
             rows: list[Row]
             if suite == "dynamics":
-                rows = dynamics.run(list(chosen), notes=notes, on_rows=take, **settings["dynamics"])
+                rows = dynamics.run(chosen, notes=notes, on_rows=take, **settings["dynamics"])
             elif suite == "collision":
                 rows = collision.run(notes=notes, on_rows=take, **settings["collision"])
             elif suite == "sweep":

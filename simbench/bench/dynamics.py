@@ -69,6 +69,8 @@ def resolve_robots(robots: Any) -> dict[str, tuple[str, bool]]:
     (URDF, floating); all of :data:`ROBOTS` for none. One clear line for an unknown name."""
     if not robots:
         return dict(ROBOTS)
+    if isinstance(robots, Mapping):   # resolved already: name -> (URDF, floating)
+        return dict(robots)
     out = {}
     for r in robots:
         key = ALIASES.get(r, r)
