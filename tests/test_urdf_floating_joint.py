@@ -135,3 +135,37 @@ def test_a_floating_joint_simbench_cannot_read_says_why_not_to_pass_floating_bas
         assert f"massless root link (ROS's world link), which it then drops, but {why}; expected e.g. " \
             "<link name=\"world\"/> with this joint alone" in msg and "\n" not in msg
         assert "floating_base=True instead" not in msg
+
+
+def test_in_a_scene_the_files_weld_comes_after_the_mount(tmp_path):
+    """A scene body from such a file: PyBullet's base is 'world' (massless: held still) and
+    'base' sits at the joint's origin from it. sim.model's root pose was the mount alone (the
+    file's weld dropped): link poses off by the origin. Oracles: PyBullet's getLinkState of every
+    link, and computed torque from sim.model holding the pose in PyBullet's stepping."""
+    import simbench
+    from simbench.dynamics import link_pose
+
+    path = write(tmp_path, "hum.urdf", origin='<origin xyz="0.2 -0.1 1" rpy="0.3 -0.2 0.5"/>')
+    scene = {"body": [{"name": "hum", "urdf": str(path), "position": [0.5, 0.2, 0.3], "orientation": [0.2, 0, 0.4]}]}
+    hold = np.array([0.3, 0.05, 0.7])
+    with simbench.Simulation(scene, gui=False) as sim:
+        robot, model = sim.robot, sim.model
+        assert not robot.floating and model.joint_names == ("hip", "knee", "arm")
+        robot.reset(hold)
+        bid = sim.bodies["hum"]
+        compared = 0
+        for j in range(p.getNumJoints(bid, physicsClientId=sim.client)):
+            name = p.getJointInfo(bid, j, physicsClientId=sim.client)[12].decode()
+            st = p.getLinkState(bid, j, computeForwardKinematics=True, physicsClientId=sim.client)
+            T = link_pose(model, hold, name)
+            np.testing.assert_allclose(T[:3, 3], st[4], atol=1e-6, err_msg=name)
+            compared += 1
+        assert compared == 4   # base, thigh, shin, arm (PyBullet's base is 'world')
+        robot.change_dynamics(linearDamping=0.0, angularDamping=0.0, jointDamping=0.0)
+        err = 0.0
+        for _ in range(240):
+            q, qd = robot.state()
+            robot.set_torques(inverse_dynamics(model, q, qd, 25.0 * (hold - q) - 10.0 * qd))
+            sim.step()
+            err = max(err, float(np.abs(robot.q - hold).max()))
+    assert err < 1e-6, err

@@ -335,10 +335,9 @@ class LoadedBody:
         g_world = np.array([params[f"gravityAcceleration{axis}"] for axis in "XYZ"])
         if not self.fixed_base:
             return model.with_floating_base().replace(gravity=tuple(float(v) for v in g_world))
-        # PyBullet reports the base's inertial (COM) frame; the link frame is that times the
-        # inverse of the base's local inertial frame
-        # (in numpy: PyBullet's multiplyTransforms and getMatrixFromQuaternion round to float32,
-        # which tilted gravity by 3e-8 and let a rotated root inertial drift 7e-7 rad in 1 s)
+        # PyBullet reports the base's inertial (COM) frame; the link frame is that times the inverse of the
+        # base's local inertial frame (in numpy: PyBullet's multiplyTransforms and getMatrixFromQuaternion
+        # round to float32, which tilted gravity by 3e-8 and let a rotated root inertial drift 7e-7 rad in 1 s)
         from ..spatial import quat_to_matrix
 
         com_pos, com_orn = p.getBasePositionAndOrientation(self.id, physicsClientId=self.client)
@@ -346,7 +345,8 @@ class LoadedBody:
         R = quat_to_matrix(np.array(com_orn)) @ quat_to_matrix(np.array(info.local_inertial_orientation)).T
         T = np.eye(4)
         T[:3, :3], T[:3, 3] = R, np.array(com_pos) - R @ np.array(info.local_inertial_position)
-        return model.replace(gravity=tuple(float(v) for v in R.T @ g_world), root_pose=T)
+        T = T if model.root_pose is None else T @ np.asarray(model.root_pose)   # a file's weld (world link), after it
+        return model.replace(gravity=tuple(float(v) for v in T[:3, :3].T @ g_world), root_pose=T)
 
     def joint_positions(self) -> np.ndarray:
         """Current positions of the movable joints (file order)."""
