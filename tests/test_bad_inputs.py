@@ -318,6 +318,8 @@ CASES = [
     C("fd-overflow", api("dyn.forward_dynamics(arm, np.zeros(2), np.full(2, 1e200), np.zeros(2))"), {}, "overflowed", "velocities or torques are too large"),
     C("gravity-torques-q-long", api("dyn.gravity_torques(model, np.zeros(5))"), {}, "q has shape (5,)", "expected (..., 1)"),
     C("kinetic-energy-qd-short", api("dyn.kinetic_energy(arm, np.zeros(2), np.zeros(1))"), {}, "qd has shape (1,)", "expected (..., 2)"),
+    C("integrate-dt-nan", api("dyn.integrate(model, [0.0], [1.0], float('nan'))"), {}, "dt = nan", "expected a finite number of seconds"),
+    C("integrate-dt-text", api("dyn.integrate(model, [0.0], [1.0], 'x')"), {}, "dt = 'x'", "expected a number of seconds"),
     C("integrate-v-long", api("dyn.integrate(model, [0.0], [0.0, 0.0])"), {}, "v has shape (2,)", "expected (..., 1)"),
     C("simulate-dt-negative", api("dyn.simulate_model(model, [0.0], [0.0], dt=-0.01, steps=10)"), {}, "got -0.01", "dt must be a positive number of seconds"),
     C("simulate-steps-negative", api("dyn.simulate_model(model, [0.0], [0.0], dt=0.01, steps=-1)"), {}, "got -1", "steps must be a non-negative integer"),

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import finite_number
 from ..model import RobotModel, as_joint_array
 from ..spatial import dexp_inv as se3_dexp_inv, quat_exp, quat_log, quat_mul, quat_to_matrix, se3_exp, se3_log
 
@@ -64,7 +65,7 @@ def integrate(model: RobotModel, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     """``q (+) v dt``: the configuration reached from q by moving with velocity v for dt,
     shape (..., nq); its quaternions have norm 1 (as Pinocchio's ``integrate``)."""
     q = as_joint_array(model, q, "q")
-    u = as_joint_array(model, v, "v", "v") * dt
+    u = as_joint_array(model, v, "v", "v") * finite_number(dt, "dt", " of seconds (or any scale of v)")
     shape = np.broadcast_shapes(q.shape[:-1], u.shape[:-1])
     q = np.broadcast_to(q, shape + (model.nq,))
     u = np.broadcast_to(u, shape + (model.nv,))
