@@ -318,6 +318,7 @@ CASES = [
     C("fd-overflow", api("dyn.forward_dynamics(arm, np.zeros(2), np.full(2, 1e200), np.zeros(2))"), {}, "overflowed", "velocities or torques are too large"),
     C("gravity-torques-q-long", api("dyn.gravity_torques(model, np.zeros(5))"), {}, "q has shape (5,)", "expected (..., 1)"),
     C("kinetic-energy-qd-short", api("dyn.kinetic_energy(arm, np.zeros(2), np.zeros(1))"), {}, "qd has shape (1,)", "expected (..., 2)"),
+    C("kinetic-energy-batches", api("dyn.kinetic_energy(model, np.zeros((2, 1)), np.zeros((3, 1)))"), {}, "q (2, 1), qd (3, 1)", "joint arrays do not broadcast"),
     C("integrate-dt-nan", api("dyn.integrate(model, [0.0], [1.0], float('nan'))"), {}, "dt = nan", "expected a finite number of seconds"),
     C("integrate-dt-text", api("dyn.integrate(model, [0.0], [1.0], 'x')"), {}, "dt = 'x'", "expected a number of seconds"),
     C("integrate-v-long", api("dyn.integrate(model, [0.0], [0.0, 0.0])"), {}, "v has shape (2,)", "expected (..., 1)"),

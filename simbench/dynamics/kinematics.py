@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError, lookup, real_array, shown
-from ..model import RobotModel, as_joint_array
+from ..model import RobotModel
 from .inputs import F8, LISTS, ND, gravity_vector, joint_arrays
 from .kernels import kinematics as KK
 from .packing import KEY, KernelModel, kernel_model
@@ -203,9 +203,10 @@ def kinetic_energy(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
     """``K = 1/2 v^T M(q) v``, shape (...)."""
     from .crba import mass_matrix
 
-    qd = as_joint_array(model, qd, "qd", "v")
-    M = mass_matrix(model, q)
-    return 0.5 * np.einsum("...i,...ij,...j->...", qd, M, qd)
+    batch, (qf, qdf) = joint_arrays(model, (q, "q", "q"), (qd, "qd", "v"))   # one line if they do not broadcast
+    M = mass_matrix(model, qf)
+    K = 0.5 * np.einsum("ni,nij,nj->n", qdf, M, qdf)
+    return K.reshape(batch) if batch else K[0]
 
 
 def potential_energy(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None
