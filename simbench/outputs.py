@@ -16,17 +16,24 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import SimbenchError, shown_path
+from .errors import SimbenchError, shown, shown_path
 
 #: the only picture format written (:func:`simbench.imaging.write_png`)
 PICTURE_SUFFIX = ".png"
+
+
+def _path(path: object, what: str) -> Path:
+    """``path`` (a str or os.PathLike) as a Path, or one line naming what came instead."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise SimbenchError(f"{what} = {shown(path)}; expected a path (a str or pathlib.Path)")
+    return Path(path).expanduser()
 
 
 def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
     """``path`` as a Path whose folder exists or can be made and takes new files, and which is
     not a folder itself (an existing file must open for writing); a :class:`SimbenchError`
     naming the path otherwise. Nothing is created or changed."""
-    out = Path(path).expanduser()
+    out = _path(path, what)
     if out.is_dir():
         raise SimbenchError(f"{what} {shown_path(str(path))} is a folder; expected a file path")
     writable_dir(out.parent if str(out.parent) else Path("."), f"folder of the {what}")
@@ -44,7 +51,7 @@ def writable_dir(path: str | os.PathLike, what: str = "output folder") -> Path:
     """``path`` as a Path of a folder that takes new files, or that does not exist yet and can
     be made (see the module docstring); a :class:`SimbenchError` naming the path otherwise.
     Nothing is created."""
-    out = Path(path).expanduser()
+    out = _path(path, what)
     if out.exists() and not out.is_dir():
         raise SimbenchError(f"{what} {shown_path(str(path))} is a file; expected a folder")
     if not out.is_dir():

@@ -224,6 +224,8 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
     from .sim.recording import check_format, check_mp4, check_size
 
     stream = sys.stderr if stream is None else stream
+    if not isinstance(script, (str, os.PathLike)):
+        raise SimbenchError(f"script = {shown(script)}; expected the path of a Python file that defines main(sim)")
     script = Path(script)
     if record is not None:  # before any work: a bad path is a one-line usage error
         suffix = check_format(record)

@@ -272,6 +272,8 @@ CASES = [
     C("check-plot-is-a-file", cli("check", "ok.urdf", "--plot", "ok.urdf"), {}, "'ok.urdf' is a file", "expected a folder"),
     # ---- arrays: the dynamics (API only)
     C("api-set-pose-nan", api("Simulation(gui=False).set_pose('cube1', [float('nan'), 0, 0])"), {}, "position = [nan, 0, 0]", "expected 3 finite numbers, metres"),
+    C("api-run-script-none", api("run_script(None)"), {}, "script = None", "expected the path of a Python file"),
+    C("api-sweep-out-none", api("sweep('collision', 'simbench:kuka_cubes.toml', out=None, samples=3)"), {}, "(--out) = None", "expected a path"),
     C("api-urdf-none", api("RobotModel.from_urdf(None)"), {}, "URDF file = None", "expected a path (a str or pathlib.Path)"),
     C("api-urdf-bytes", api("RobotModel.from_urdf(b'ok.urdf')"), {}, "URDF file = b'ok.urdf'", "expected a path"),
     C("api-scene-none", api("Scene.from_toml(None)"), {}, "scene file = None", "expected a path"),
