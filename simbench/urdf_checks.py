@@ -392,7 +392,11 @@ def check_names(root: Any, issues: list[ModelIssue]) -> None:
                 visit(child, sub, owner_of(child, owner))
                 continue
             best, close = _suggestion(tag, children)
-            if strict or close:
+            if tag in ("link", "joint"):   # a <link> inside a <link>: dropped by every parser
+                issues.append(ModelIssue("unknown_element", owner, f"<{tag} name={child.get('name', '?')!r}> inside "
+                                         f"<{el.tag}> is ignored; a <{tag}> belongs directly in <robot>",
+                                         {**data, "tag": tag, "parent": el.tag, "suggestion": None}))
+            elif strict or close:
                 hint = f"; did you mean <{best}>?" if best and close else \
                     (f"; expected {', '.join(f'<{c}>' for c in children)}" if children else
                      f"; <{el.tag}> holds no elements")

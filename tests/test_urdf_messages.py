@@ -211,3 +211,27 @@ def test_a_mimic_of_a_joint_the_file_lacks_says_so(tmp_path):
     issues = [i for i in RobotModel.from_urdf(str(tmp_path / "m.urdf")).issues if i.kind == "mimic_joint"]
     assert len(issues) == 1
     assert "mimics 'finger1' (a joint the file does not have; did you mean 'finger_1'?)" in issues[0].message
+
+
+def test_a_link_nested_in_a_link_is_an_issue(tmp_path):
+    """A <link> inside a <link> was dropped without a word ("issues: none"); PyBullet (the
+    oracle) loads the file without it too: its link count excludes 'inner'."""
+    import pybullet as p
+
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    (tmp_path / "n.urdf").write_text(
+        f'<robot name="n"><link name="base">{inertial}<link name="inner"/></link><link name="a">{inertial}</link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 1 0"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
+    from simbench.model import RobotModel
+
+    m = RobotModel.from_urdf(str(tmp_path / "n.urdf"))
+    (issue,) = [i for i in m.issues if i.kind == "unknown_element"]
+    assert issue.element == "link 'base'" and "<link name='inner'> inside <link> is ignored" in issue.message
+    c = p.connect(p.DIRECT)
+    try:
+        body = p.loadURDF(str(tmp_path / "n.urdf"), physicsClientId=c)
+        names = [p.getJointInfo(body, j, physicsClientId=c)[12].decode() for j in range(p.getNumJoints(body, physicsClientId=c))]
+    finally:
+        p.disconnect(physicsClientId=c)
+    assert names == ["a"] and m.link_names == ("base", "a")
