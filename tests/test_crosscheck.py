@@ -458,3 +458,20 @@ def test_base_orientation_before_the_target_takes_the_target_as_a_target(tmp_pat
     assert proc.returncode == 2 and proc.stderr.strip() == (
         "simbench check: error: --base-orientation 0 x: expected roll pitch yaw (3 numbers, radians) or a "
         "quaternion x y z w (4 numbers)"), proc.stderr
+
+
+def test_a_negative_moment_is_noted_beside_the_explanation(tmp_path):
+    """ixx = -0.1: PyBullet zeroes the link's rotational inertia and the check says EXPLAINED
+    (triangle_inequality_zeroed), which it is; the notes now also say the file's inertia is no
+    body's (it said nothing of the negative moment)."""
+    (tmp_path / "neg.urdf").write_text(
+        '<robot name="neg"><link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" '
+        'ixy="0" ixz="0" iyz="0"/></inertial></link><link name="arm"><inertial><origin xyz="0.2 0 0"/>'
+        '<mass value="1"/><inertia ixx="-0.1" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+        '<limit lower="-1" upper="1" effort="10" velocity="1"/></joint></robot>')
+    report = cc.check([str(tmp_path / "neg.urdf")], samples=3, seed=0, pinocchio=False)
+    (r,) = report.results
+    assert r.verdict == cc.EXPLAINED and [c.kind for c in r.causes] == ["triangle_inequality_zeroed"]
+    said = [n for n in r.notes if "no body has it" in n]
+    assert len(said) == 1 and "link 'arm': principal moments [-0.1, 0.01, 0.01]" in said[0]

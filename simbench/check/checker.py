@@ -92,8 +92,9 @@ def _notes(res: RobotResult, model: RobotModel, bullet: BulletRobot, qd: np.ndar
                          f"{float(np.abs(d * rates).max()):.3g} N m)")
     for issue in model.issues:
         if issue.kind in ("mimic_joint", "sloppy_number", "trailing_content", "axis_not_unit",
-                          "unknown_element", "unknown_attribute"):
-            res.notes.append(str(issue))
+                          "unknown_element", "unknown_attribute", "unexpanded_xacro") or issue.unphysical:
+            res.notes.append(str(issue) + ("; no body has it: the dynamics compared are not physical"
+                                           if issue.unphysical else ""))
     warned = bullet.warned_links()
     if warned:
         res.notes.append(f"PyBullet warned 'Bad inertia tensor properties' for {warned}")
