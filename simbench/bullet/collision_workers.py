@@ -10,8 +10,11 @@ results exactly. At the start of every batch the helpers copy the base poses and
 positions of all bodies from the caller's collision server, so moved obstacles are seen.
 
 A helper that does not answer within ``timeout`` seconds (default 60; the detector's
-``worker_timeout``) is reported by name in a warning, killed and replaced; its chunks are done
-again, so a frozen helper delays a batch by the timeout but never hangs it.
+``worker_timeout``), or within :data:`PACE` times the slowest chunk this process computed
+itself when that is longer (a loaded machine slows every process: at a load of 24-80 on 2
+cores, helpers were replaced one after another and two processes took 25 times as long as
+one), is reported by name in a warning, killed and replaced; its chunks are done again, so a
+frozen helper delays a batch by the timeout but never hangs it.
 
 Helpers are forked on Linux (about 0.1 s to a ready helper) unless this process has a PyBullet
 GUI open, in which case they are spawned (about 0.5 s; scripts then need the usual
@@ -45,6 +48,7 @@ CHUNK = 128             # configurations per chunk (about 8 ms of work for the k
 DEPTH = 3               # chunks queued ahead per helper
 DEFAULT_TIMEOUT = 60.0  # seconds a helper may take to answer before it is replaced
 START_TIMEOUT = 30.0    # at least this long to start (a helper that is not ready holds no work)
+PACE = 20.0             # a helper may take this many times this process's slowest chunk
 PROGRESS_MIN = 100_000  # batches at least this large show a progress bar
 
 
@@ -327,8 +331,10 @@ class WorkerPool:
                 raise SimbenchError(f"{h.name} failed:\n{payload}")
             feed(h)
 
-        def limit(h: _Helper) -> float:
-            return self.timeout if h.ready else max(self.timeout, START_TIMEOUT)
+        pace = [0.0]   # the slowest chunk this process computed itself
+
+        def limit(h: _Helper) -> float:   # a loaded machine slows every process alike: stretch with it
+            return max(self.timeout if h.ready else max(self.timeout, START_TIMEOUT), PACE * pace[0])
 
         def check_deadlines() -> None:
             now = time.monotonic()
@@ -349,8 +355,9 @@ class WorkerPool:
             by_conn = {h.conn: h for h in active}
             if todo:  # do a chunk here, in the calling process
                 ci = todo.popleft()
-                s = starts[ci]
+                s, t = starts[ci], time.monotonic()
                 done(ci, KERNELS[kind](local, flat[s:s + size, :, None].tolist(), arg))
+                pace[0] = max(pace[0], time.monotonic() - t)
                 check_deadlines()
                 continue
             if not any(h.inflight for h in active) and all(r is not None for r in results):
