@@ -228,12 +228,12 @@ class Viewer:
             off = all(filtered[k:k + len(pairs)])
             k += len(pairs)
             best = min(chunk, key=lambda r: r.distance)
-            link = getattr(best.a, "link", None) if math.isfinite(best.point_a[0]) else None
+            link = getattr(best.a, "link", None) if best.found else None
             name = f"{label} ({link})" if link and len(pairs) > 1 else label
-            if not math.isfinite(best.point_a[0]):   # said in words: no distance to print
+            if not best.found:   # said in words: no distance to print
                 name += " (never touches: collision filters)" if off else f" (beyond {max_distance:g} m)"
             out.append(Distance(name, float(best.distance), best))
-        found = [d for d in out if math.isfinite(d.result.point_a[0])]
+        found = [d for d in out if d.result.found]
         self.sim.draw_closest_points([d.result for d in found], labels=[d.label for d in found])
         return out
 
@@ -250,7 +250,7 @@ class Viewer:
 
 
 def format_distances(distances: Sequence[Distance]) -> str:
-    return "  ".join(f"{d.label}: {d.distance:.4f} m" if math.isfinite(d.result.point_a[0]) else d.label
+    return "  ".join(f"{d.label}: {d.distance:.4f} m" if d.result.found else d.label
                      for d in distances) or "(no other bodies: no distances)"
 
 

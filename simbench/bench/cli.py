@@ -132,7 +132,7 @@ def run(suites: Sequence[str], robots: Sequence[str] | None, settings: dict[str,
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``simbench bench``: bad options, unknown robots and unwritable outputs are a
     :class:`SimbenchError` before any work."""
-    from ..outputs import writable_file
+    from ..outputs import parent_made, writable_file
     from .dynamics import resolve_robots
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -158,11 +158,8 @@ def run_cli(args: argparse.Namespace) -> int:
         if args.json:
             report.write_json(result, args.json)
             written.append(args.json)
-        if args.markdown:
-            from pathlib import Path
-
-            Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)   # checked, not made, before the work
-            Path(args.markdown).write_text(report.markdown(result))
+        if args.markdown:   # its folder checked, not made, before the work
+            parent_made(args.markdown).write_text(report.markdown(result))
             written.append(args.markdown)
         for path in written:
             print(f"wrote {path}")

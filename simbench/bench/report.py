@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ..outputs import parent_made
 from .schema import Report, Row
 
 
@@ -150,8 +151,7 @@ def markdown(report: Report, suites: Sequence[str] | None = None) -> str:
 
 def write_json(report: Report, path: str | os.PathLike) -> Path:
     """Write the report's JSON layout (see :mod:`simbench.bench.schema`) to ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = parent_made(path)
     path.write_text(json.dumps(report.to_json(), indent=2) + "\n")
     return path
 

@@ -11,10 +11,9 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from ..errors import SimbenchError, shown_path
-from ..outputs import writable_dir, writable_file
+from ..outputs import parent_made, writable_dir, writable_file
 from ..signals import sigterm_interrupts
 from .bullet import as_quaternion
 from .checker import check
@@ -99,8 +98,7 @@ def _write(report: Report, args: argparse.Namespace) -> None:
                        (args.markdown, report.to_markdown)):
         if path:
             try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)   # checked, not made, before the work
-                Path(path).write_text(text())
+                parent_made(path).write_text(text())   # its folder checked, not made, before the work
             except OSError as exc:
                 raise SimbenchError(f"cannot write the report {shown_path(path)}: {exc.strerror}") from None
 
