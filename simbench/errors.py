@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "CLOSE_CUTOFF", "likeness", "closest", "lookup", "finite_number",
-           "shown", "shown_path",
+           "shown", "shown_path", "path_text",
            "reason", "real_array", "outside_limits", "in_degrees", "degrees_note", "beyond_a_turn", "quaternion_of_angles", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
 
 V = TypeVar("V")
@@ -136,6 +137,15 @@ def _one_line(text: str, limit: int) -> str:
     if len(text) > limit:
         half = (limit - 3) // 2
         text = text[:half] + "..." + text[-half:]
+    return text
+
+
+def path_text(value: Any, what: str, also: str = "") -> str:
+    """The text of a path given as a str or an ``os.PathLike`` (not bytes), or one line naming
+    what came instead: ``"{what} = None; expected a path (a str or pathlib.Path){also}"``."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str):
+        raise SimbenchError(f"{what} = {shown(value)}; expected a path (a str or pathlib.Path){also}")
     return text
 
 

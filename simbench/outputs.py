@@ -16,7 +16,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import SimbenchError, shown, shown_path
+from .errors import SimbenchError, path_text, shown_path
 
 #: the only picture format written (:func:`simbench.imaging.write_png`)
 PICTURE_SUFFIX = ".png"
@@ -24,9 +24,7 @@ PICTURE_SUFFIX = ".png"
 
 def _path(path: object, what: str) -> Path:
     """``path`` (a str or os.PathLike) as a Path, or one line naming what came instead."""
-    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
-        raise SimbenchError(f"{what} = {shown(path)}; expected a path (a str or pathlib.Path)")
-    return Path(path).expanduser()
+    return Path(path_text(path, what)).expanduser()
 
 
 def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:

@@ -13,7 +13,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from .errors import SimbenchError, URDFError, closest, likeness, shown, shown_path
+from .errors import URDFError, closest, likeness, path_text, shown_path
 
 PYBULLET_DATA_PREFIX = "pybullet_data:"
 SIMBENCH_PREFIX = "simbench:"
@@ -46,10 +46,7 @@ def resolve_path(spec: str | os.PathLike, relative_to: str | os.PathLike | None 
     ``pybullet_data:kuka_iiwa/model.urdf`` for a model bundled with PyBullet, or
     ``simbench:planar_2r.urdf`` for a file bundled with simbench.
     """
-    if not isinstance(spec, (str, os.PathLike)) or isinstance(os.fspath(spec), bytes):
-        raise SimbenchError(f"{what} = {shown(spec)}; expected a path (a str or pathlib.Path), "
-                            f"pybullet_data:NAME or simbench:NAME")
-    text = os.fspath(spec)
+    text = path_text(spec, what, ", pybullet_data:NAME or simbench:NAME")
     tried: list[Path] = []
     if text.startswith(PYBULLET_DATA_PREFIX):
         tried.append(pybullet_data_dir() / text[len(PYBULLET_DATA_PREFIX):])
