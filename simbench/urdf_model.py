@@ -317,6 +317,12 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
     return model.replace(issues=model.issues + _free_root_issues(model))
 
 
+def _mass(link: Any) -> float:
+    """A link's ``<inertial><mass>`` in kg, 0 without one."""
+    inertial = link.inertial
+    return float(inertial.mass or 0) if inertial is not None else 0.0
+
+
 def _floating_root(root: str, links: dict[str, Any], children: dict[str, list[Any]],
                    parent_joint: dict[str, Any], issues: list[ModelIssue]) -> tuple[str, np.ndarray | None]:
     """The root of the model, and the world pose of a welded root (None: the origin).
@@ -330,8 +336,7 @@ def _floating_root(root: str, links: dict[str, Any], children: dict[str, list[An
     kids = children[root]
     if len(kids) != 1 or kids[0].type != "floating":
         return root, None
-    inertial = links[root].inertial
-    if inertial is not None and inertial.mass is not None and float(inertial.mass) != 0:
+    if _mass(links[root]) != 0:
         return root, None   # PyBullet moves a root with mass: the floating joint is an error
     jt = kids[0]
     T = np.asarray(jt.origin, dtype=float) if jt.origin is not None else np.eye(4)
@@ -360,9 +365,8 @@ def _unsupported_joint(source: str, where: str, jt: Any, root: str, links: dict[
         return head + "replace it by two prismatic joints and a revolute joint through massless links"
     if jt.parent != root:
         why = f"its parent link {jt.parent!r} is not the root link {root!r}"
-    elif links[root].inertial is not None and float(links[root].inertial.mass or 0) != 0:
-        why = (f"the root link {root!r} has mass {float(links[root].inertial.mass):g} kg (PyBullet "
-               f"moves it with the robot)")
+    elif _mass(links[root]) != 0:
+        why = f"the root link {root!r} has mass {_mass(links[root]):g} kg (PyBullet moves it with the robot)"
     else:
         others = [k.name for k in children[root] if k is not jt]
         why = f"the root link {root!r} also has joint{'s' if len(others) > 1 else ''} {others}"
