@@ -251,9 +251,7 @@ class SweepFolder:
             return {"format": FORMAT, "job": job, "n_chunks": len(self.chunks), "complete": False,
                     "created": _now(), "chunks": {}, "runs": []}
         try:
-            manifest = json.loads(path.read_text())
-            if not isinstance(manifest, dict):
-                raise ValueError(f"it holds a JSON {type(manifest).__name__}, not an object")
+            manifest = _json_object(path)
             if manifest.get("format") != FORMAT:
                 raise ValueError(f"format {shown(manifest.get('format'))}")
         except (ValueError, OSError) as exc:
@@ -345,13 +343,18 @@ def totals(manifest: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+def _json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in file ``path``; a ValueError for other JSON (``[]``) or none."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"it holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
 def read_manifest(out: str | os.PathLike) -> dict[str, Any]:
     path = Path(out) / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
-        if not isinstance(manifest, dict):
-            raise ValueError(f"it holds a JSON {type(manifest).__name__}, not an object")
-        return manifest
+        return _json_object(path)
     except (OSError, ValueError) as exc:
         raise SimbenchError(f"no readable sweep manifest in {shown_path(str(out))} ({exc}); expected a folder made by "
                             "simbench sweep") from None
