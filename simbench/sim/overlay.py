@@ -41,8 +41,7 @@ class Segment:
         a, b = np.asarray(result.point_a, dtype=float), np.asarray(result.point_b, dtype=float)
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
             return None
-        label = getattr(result.b, "body", "") or str(getattr(result, "b", ""))
-        return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), str(label))
+        return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), _side(result.b))
 
     @property
     def text(self) -> str:
@@ -64,17 +63,20 @@ def segments_of(results: Any, labels: Sequence[str] | None = None) -> list[Segme
             zip(map(Segment.from_result, items), names) if s is not None]
 
 
+def _side(obj: Any) -> str:
+    """A result's side as a legend names it: its body (a NamedCollisionObject), else its text."""
+    return str(getattr(obj, "body", "") or obj or "")
+
+
 def _default_labels(items: Sequence[Any]) -> list[str | None]:
     """Each result's obstacle (None: :meth:`Segment.from_result`'s), and where two results share
     one, the other side's link (or body) beside it."""
-    def side(obj: Any) -> str:
-        return str(getattr(obj, "body", "") or obj or "")
-    obstacles = [side(getattr(r, "b", "")) for r in items]
+    obstacles = [_side(getattr(r, "b", "")) for r in items]
     twice = {o for o in obstacles if obstacles.count(o) > 1}
     out: list[str | None] = []
     for r, o in zip(items, obstacles):
         a = getattr(r, "a", None)
-        near = getattr(a, "link", None) or side(a)
+        near = getattr(a, "link", None) or _side(a)
         out.append(f"{o} ({near})" if o in twice and near else None)
     return out
 
