@@ -461,8 +461,8 @@ def _body_spec(data: Mapping[str, Any], base_dir: Path, where: str,
     keys = schema.BODY_KEYS
     schema.check_keys(data, keys, where, "body")
     name = schema.value(data, keys["name"], where)
-    if not name or "/" in name or ":" in name:   # "body/link" and SCENE.toml:BODY would misread it
-        fix = name.replace("/", "_").replace(":", "_") or "robot"
+    if "/" in name or ":" in name:   # "body/link" and SCENE.toml:BODY would misread it (an empty name is
+        fix = name.replace("/", "_").replace(":", "_")   # refused by the schema)
         raise SceneError(f"{where.split(': body')[0]}: body name {name!r}; expected a non-empty name without '/' or ':' (they separate "
                          f"body/link and SCENE.toml:BODY), e.g. {fix!r}")
     where = f"{where.split(': body')[0]}: body {name!r}"
