@@ -268,11 +268,13 @@ def toml_hint(path: Any, exc: Exception) -> str:
     import re
 
     found = re.search(r"at line (\d+), column (\d+)", str(exc))
+    if not found:
+        return ""
     try:
-        line = Path(path).read_text().splitlines()[int(found.group(1)) - 1] if found else ""
+        line = Path(path).read_text().splitlines()[int(found.group(1)) - 1]
     except (OSError, UnicodeDecodeError, IndexError):
         return ""
-    value = line[int(found.group(2)) - 1:].strip() if found else ""
+    value = line[int(found.group(2)) - 1:].strip()
     if not value:
         return ""
     if value in ("True", "False"):
