@@ -99,3 +99,52 @@ def test_a_manifest_that_is_not_a_json_object_is_one_line(tmp_path, text):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "sweep manifest 'o/_manifest.json' cannot be read (it holds a JSON" in lines[0], lines
+
+
+FILTERED = """robot = "robot"
+[[body]]
+name = "robot"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+fixed_base = true
+collision_group = 1
+collision_mask = 1
+[[body]]
+name = "cube"
+urdf = "pybullet_data:cube.urdf"
+position = [0.5, 0.5, 0.5]
+fixed_base = true
+collision_group = 2
+collision_mask = 2
+"""
+
+
+def test_a_body_the_filters_keep_away_has_no_column_and_alone_is_refused(tmp_path):
+    """Detectors keep a column for a pair the filters exclude (it reads max_distance); a sweep
+    leaves such pairs out, as it did before, rather than store a column of 1.0 in every row.
+    Oracle: PyBullet's own contacts say the filters keep robot and cube apart where they overlap."""
+    import pyarrow.dataset as ds
+    import pybullet as p
+
+    import simbench
+
+    (tmp_path / "f.toml").write_text(FILTERED + '[[body]]\nname = "ground"\nurdf = "pybullet_data:plane.urdf"\n'
+                                                'fixed_base = true\n')
+    (tmp_path / "alone.toml").write_text(FILTERED)
+    with simbench.Simulation(str(tmp_path / "alone.toml"), gui=False) as sim:
+        sim.set_pose("cube", [0.0, 0.0, 0.5])   # inside the arm: getClosestPoints says overlap
+        rid, cid = sim.bodies["robot"], sim.bodies["cube"]
+        assert min(pt[8] for pt in p.getClosestPoints(rid, cid, 0.0, physicsClientId=sim.client)) < 0
+        p.performCollisionDetection(physicsClientId=sim.client)
+        assert p.getContactPoints(rid, cid, physicsClientId=sim.client) == ()   # the filters apply
+    run = [sys.executable, "-m", "simbench", "sweep", "collision"]
+    opts = ["--samples", "20", "-q", "--pairs", "world"]
+    proc = subprocess.run([*run, "f.toml", *opts, "--out", "o"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    columns = [c for c in ds.dataset(tmp_path / "o").to_table().column_names if c.startswith("distance(")]
+    assert columns == ["distance(robot/(moving), ground)"]
+    proc = subprocess.run([*run, "alone.toml", *opts, "--out", "o2"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert proc.returncode == 2 and proc.stderr.strip().endswith(
+        "no collision pairs left to check (pairs = 'world'): the scene's collision filters exclude the robot "
+        "against every other body"), proc.stderr

@@ -96,6 +96,10 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
         else:
             chosen, disabled, moving = explicit_pairs(loaded, pairs, swept)
         det = CollisionDetector(loaded, chosen, disabled=disabled or None, robot=None if robots is None else swept)
+        off = det.filtered   # pairs the scene's filters never let touch: a column of max_distance in every row
+        if any(off):
+            det = CollisionDetector(loaded, [pr for pr, f in zip(det.pairs, off) if not f],
+                                    disabled=disabled or None, robot=None if robots is None else swept)
         if not det.pairs:
             why = f": {nothing_left(loaded, pairs, swept)}" if isinstance(pairs, str) else ""
             raise SimbenchError(f"scene {shown_path(targets[0])}: no collision pairs left to check "
