@@ -67,8 +67,17 @@ class ArgumentParser(argparse.ArgumentParser):
         ns, extras = self.parse_known_args(words, namespace)
         if extras:   # said by the command's own parser, which knows its options
             chosen = self._chosen_command(ns)
+            if self._more_targets(chosen, extras):   # `sweep collision --samples 20 scene.toml`:
+                ns.targets = [*ns.targets, *extras]   # argparse gives TARGET... only the words
+                return ns                             # before the first option
             chosen.error(f"unrecognized arguments: {' '.join(extras)}{self._closest_options(extras, chosen)}")
         return ns
+
+    @staticmethod
+    def _more_targets(chosen: argparse.ArgumentParser, extras: Sequence[str]) -> bool:
+        """Whether ``extras`` are only more words for the command's ``TARGET...`` list."""
+        targets = [a for a in chosen._actions if a.dest == "targets" and a.nargs in ("*", "+")]
+        return bool(targets) and not any(word.startswith("-") for word in extras)
 
     def _closest_options(self, words: Sequence[str], chosen: argparse.ArgumentParser) -> str:
         """``"; did you mean --samples?"`` for the unknown options among ``words``, or ``""``."""

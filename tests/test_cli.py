@@ -151,3 +151,26 @@ def test_verbose_and_quiet_after_the_command(tmp_path):
     loud, plain = run("info", "simbench:planar_2r.urdf", "-v"), run("info", "simbench:planar_2r.urdf")
     debug = [line for line in loud.stderr.splitlines() if line.startswith("simbench info: debug:")]
     assert loud.returncode == 0 and debug and "debug:" not in plain.stderr, loud.stderr
+
+
+def test_options_may_come_before_the_targets(tmp_path):
+    """``simbench sweep collision --samples 20 scene.toml`` was refused ('unrecognized arguments:
+    scene.toml'): argparse gives a TARGET... list only the words before the first option. Words
+    after options are targets too. Oracle: the same job with the targets first (identical
+    Parquet), and check's report naming both robots."""
+    import pyarrow.parquet as pq
+    late = run("sweep", "collision", "--samples", "20", "--seed", "1", "--out", str(tmp_path / "late"),
+               "simbench:kuka_cubes.toml")
+    first = run("sweep", "collision", "simbench:kuka_cubes.toml", "--samples", "20", "--seed", "1",
+                "--out", str(tmp_path / "first"))
+    assert late.returncode == 0 and first.returncode == 0, late.stderr + first.stderr
+    a, b = (pq.read_table(tmp_path / name / "chunk-000000.parquet") for name in ("late", "first"))
+    assert a.num_rows == 20 and a.column_names == b.column_names and a.equals(b)
+    check = run("check", "simbench:planar_2r.urdf", "--samples", "3", "--no-pinocchio",
+                "simbench:anthropomorphic_3link.urdf", "--json", str(tmp_path / "c.json"))
+    assert check.returncode == 0, check.stderr
+    import json
+    names = [r["target"] for r in json.loads((tmp_path / "c.json").read_text())["robots"]]
+    assert len(names) == 2 and "planar_2r" in names[0] and "anthropomorphic_3link" in names[1]
+    bad = run("sweep", "collision", "--samples", "20", "simbench:kuka_cubes.toml", "--bad", "3")
+    assert bad.returncode == 2 and "unrecognized arguments: simbench:kuka_cubes.toml --bad 3" in bad.stderr
