@@ -27,7 +27,8 @@ spherical joints, ``nq == nv == model.dof``.
 
 Modules: :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix), :mod:`.forward` (forward
 dynamics), :mod:`.integrators` (``simulate`` for any acceleration function), :mod:`.configuration`
-(``integrate``, ``difference``, ``normalize``), :mod:`.kinematics` (poses, Jacobians, energies),
+(``integrate``, ``difference``, ``normalize``), :mod:`.kinematics` (poses, Jacobians, energies), :mod:`.centroidal` (centroidal momentum, link
+twists, J' v),
 :mod:`.lagrange` (the independent Lagrangian formulation), :mod:`.rigid_body` (a free body on
 SE(3)), :mod:`.symbolic` (sympy), :mod:`.packing` (model -> kernel arrays), :mod:`.inputs`
 (arguments), :mod:`.kernels` (the numba loops), :mod:`.protocols` (plug-in points).
@@ -39,6 +40,7 @@ import numpy as np
 
 from ..model import GRAVITY, RobotModel
 from . import lagrange, rigid_body
+from .centroidal import centroidal_momentum, centroidal_momentum_matrix, link_acceleration_bias, link_velocity
 from .configuration import difference, integrate, normalize
 from .crba import mass_matrix
 from .forward import forward_dynamics
@@ -77,7 +79,8 @@ def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *
 __all__ = ["GRAVITY", "METHODS", "inverse_dynamics", "mass_matrix", "bias_forces",
            "gravity_torques", "coriolis_matrix", "forward_dynamics", "forward_kinematics",
            "link_pose", "link_jacobian", "com_jacobian", "link_com_jacobians", "center_of_mass",
-           "kinetic_energy", "potential_energy", "simulate", "simulate_model", "step",
+           "kinetic_energy", "potential_energy", "centroidal_momentum_matrix", "centroidal_momentum",
+           "link_velocity", "link_acceleration_bias", "simulate", "simulate_model", "step",
            "robot_acceleration", "Trajectory", "integrate", "difference", "normalize",
            "lagrange", "rigid_body",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]

@@ -187,7 +187,9 @@ def root_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarra
 
 
 def center_of_mass(model: RobotModel, q: Any) -> np.ndarray:
-    """World position of the robot's centre of mass, (..., 3): ``sum_i m_i c_i / sum_i m_i``."""
+    """World position of the robot's centre of mass, (..., 3): ``sum_i m_i c_i / sum_i m_i`` over
+    every link, links welded to the world included (Pinocchio's ``centerOfMass`` leaves out the
+    mass of a fixed base's root link, so the two differ on, e.g., the Panda)."""
     return (model.link_mass / model.total_mass) @ _coms(model, forward_kinematics(model, q))
 
 
