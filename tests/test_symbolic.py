@@ -353,3 +353,22 @@ def test_missing_sympy_says_how_to_install():
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == ("simbench.dynamics.symbolic needs sympy, which is not installed; install the "
                                   "'symbolic' extra: pip install 'simbench[symbolic]'"), out.stdout + out.stderr
+
+
+def test_parameter_values_that_cannot_be_used_name_the_parameter():
+    """``lambdify({"m_fore": "x"})`` raised a bare "could not convert string to float: 'x'", and
+    a model derived with numbers answered any name with "Valid parameter names: (none)". Oracle:
+    the message names the parameter and its value (or the switch to derive with), and a valid
+    override still changes g(q) as the closed form m g l cos q says."""
+    model = RobotModel.from_urdf_string(_chain(1))
+    eom = derive(model, symbolic_parameters=True)
+    for bad, text in [("x", "'x'"), (None, "None"), (float("nan"), "nan"), ([1.0, 2.0], r"\[1.0, 2.0\]")]:
+        with pytest.raises(SimbenchError, match=rf"^parameter m_l1 = {text}; expected a finite number \(the model's "):
+            eom.lambdify({"m_l1": bad})
+    with pytest.raises(SimbenchError, match=r"parameter 'm_l1' given, but .* hold numbers, not parameters; "
+                                            r"derive with symbolic_parameters=True$"):
+        derive(model).lambdify({"m_l1": 3.0})
+    arm = derive(RobotModel.from_urdf("simbench:planar_2r.urdf"), symbolic_parameters=True)
+    q = np.array([0.3, -0.7])
+    g1, g3 = (arm.lambdify(v).gravity_torques(q) for v in ({}, {"g": 3 * 9.81}))   # g(q) is linear in g
+    assert g1.shape == (2,) and np.allclose(g3, 3.0 * g1, rtol=1e-12) and np.abs(g1).min() > 0.1

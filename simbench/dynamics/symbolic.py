@@ -25,6 +25,7 @@ only by this module. Example::
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -38,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError, shown
+from ..errors import SimbenchError, UnknownNameError, shown
 from ..extras import require
 from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 
@@ -130,6 +131,17 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
     return bodies
 
 
+def _parameter_number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (text, None, nan, inf, arrays)."""
+    if isinstance(value, (bool, str, bytes)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 # ---------------------------------------------------------------------- derivation
 @dataclass
 class SymbolicDynamics:
@@ -190,11 +202,16 @@ class SymbolicDynamics:
             by_name = {str(s): s for s in self.parameters}
             for key, v in values.items():
                 sym = key if isinstance(key, sp.Symbol) else by_name.get(str(key))
+                if sym is None and not by_name:
+                    raise SimbenchError(f"parameter {shown(key)} given, but {self.model_name}'s expressions hold "
+                                        "numbers, not parameters; derive with symbolic_parameters=True")
                 if sym is None:
-                    from ..errors import UnknownNameError
-
                     raise UnknownNameError("parameter", key, by_name, self.model_name)
-                subs[sym] = sp.Float(float(v))
+                number = _parameter_number(v)
+                if number is None:
+                    raise SimbenchError(f"parameter {sym} = {shown(v)}; expected a finite number "
+                                        f"(the model's value: {float(self.parameters[sym]):.6g})")
+                subs[sym] = sp.Float(number)
         return subs
 
     # -------------------------------------------------------------- outputs
