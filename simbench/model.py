@@ -344,11 +344,11 @@ class RobotModel:
         return self.replace(**changes)
 
     def replace(self, **changes: Any) -> "RobotModel":
-        """``dataclasses.replace`` that also drops cached derived arrays. A misspelt field is named
-        with the closest one; a per-joint field (``joint_damping``, ``joint_friction``, the limits,
-        effort, velocity: one value per joint of ``joint_all_names``, fixed joints too) also takes
-        one number for every joint or ``{joint name: value}`` for some (the others keep theirs);
-        see :mod:`simbench.model_checks`."""
+        """``dataclasses.replace`` that also drops cached derived arrays; a misspelt field is named
+        with the closest one. A per-joint field (``joint_damping``, the limits, ...: one value per
+        joint of ``joint_all_names``) also takes one number or ``{joint name: value}`` for some; a new
+        ``root_pose`` without ``gravity`` keeps the world's gravity (turned into the new root frame,
+        ``R^T g``); see :mod:`simbench.model_checks`."""
         changes = checked_changes(self, changes)
         frozen = {k: (_frozen(v, np.asarray(v).dtype) if isinstance(v, np.ndarray) else v)
                   for k, v in changes.items()}

@@ -46,7 +46,17 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
         out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else \
             _per_link(model, key, value, changes) if key in PER_LINK else \
             _root_pose(value) if key == "root_pose" else value
+    if "root_pose" in out and "gravity" not in out and not out.get("floating_base", model.floating_base):
+        out["gravity"] = _world_gravity_kept(model, out["root_pose"])
     return out
+
+
+def _world_gravity_kept(model: Any, pose: np.ndarray | None) -> tuple[float, ...]:
+    """The model's gravity in the frame of a root moved to ``pose``, the world's gravity unchanged:
+    ``R_new^T R_old g`` (a robot mounted on a wall feels gravity along its own x)."""
+    old = np.eye(3) if model.root_pose is None else np.asarray(model.root_pose)[:3, :3]
+    new = np.eye(3) if pose is None else pose[:3, :3]
+    return tuple(float(x) for x in new.T @ (old @ np.asarray(model.gravity, dtype=float)))
 
 
 def _per_link(model: Any, key: str, value: Any, changes: dict[str, Any]) -> np.ndarray:

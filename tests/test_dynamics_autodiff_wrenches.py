@@ -101,7 +101,7 @@ def test_wrenches_on_a_mounted_model_are_in_the_world():
     q, v, a = model.random_configuration(rng), rng.normal(size=7), rng.normal(size=7)
     w = np.r_[rng.normal(size=3), 30 * rng.normal(size=3)]
     got = dyn.inverse_dynamics_derivatives(model, q, v, a, f_ext={"lbr_iiwa_link_6": w})
-    upright = model.replace(root_pose=None)
+    upright = model.replace(root_pose=None, gravity=model.gravity)   # the same robot, unplaced
     turned = dyn.inverse_dynamics_derivatives(upright, q, v, a, f_ext={"lbr_iiwa_link_6": np.r_[R.T @ w[:3], R.T @ w[3:]]})
     for x, y in zip(got, turned):
         np.testing.assert_allclose(x, y, atol=1e-10)

@@ -239,3 +239,45 @@ def test_a_files_own_negative_mass_does_not_block_other_changes(tmp_path):
     assert changed.link_mass.tolist() == [model.link_mass[0], 2.0, -0.3]
     with pytest.raises(ShapeError, match=r"link_mass\['link1'\] = -2; expected a mass >= 0"):
         model.with_link_inertial("link1", mass=-2.0)
+
+
+def test_moving_the_root_keeps_the_worlds_gravity():
+    """``iiwa.replace(root_pose=T)`` with T a 90 degree roll moved poses into the world but left
+    gravity "down" in the root frame: gravity torques off by 29 N m, silently. A new root pose
+    without ``gravity`` now keeps the world's gravity. Oracle: Pinocchio with T put in front of
+    joint 1 (gravity in the world), for gravity torques, potential energy and the flange's pose;
+    a second move and a move back; a gravity given with the pose is kept as given."""
+    pin = require("pinocchio")
+    from simbench.dynamics import gravity_torques, link_pose, potential_energy
+    from simbench.oracles.pinocchio import PinocchioMap, urdf_model
+
+    def pose(roll, pitch, p):
+        T = np.eye(4)
+        T[:3, :3] = pin.rpy.rpyToMatrix(roll, pitch, 0.0)
+        T[:3, 3] = p
+        return T
+
+    rng = np.random.default_rng(3)
+    Q = rng.uniform(-2, 2, size=(5, 7))
+    compared = 0
+    for T in (pose(np.pi / 2, 0, [0.5, 0.2, 1.0]), pose(0.3, -1.1, [0, 1, 2]), pose(np.pi, 0, [0, 0, 3])):
+        placed = IIWA.replace(root_pose=T)
+        again = IIWA.replace(root_pose=pose(0.4, 0.4, [1, 1, 1])).replace(root_pose=T)   # moved twice
+        pm = urdf_model(IIWA)
+        pm.jointPlacements[1] = pin.SE3(T) * pm.jointPlacements[1]
+        pd, mp = pm.createData(), PinocchioMap(IIWA, pm)
+        for q in Q:
+            qp = mp.q(q)
+            want = mp.back(pin.rnea(pm, pd, qp, np.zeros(7), np.zeros(7)))
+            for model in (placed, again):
+                assert rel_err(gravity_torques(model, q), want) < 1e-12
+            pin.framesForwardKinematics(pm, pd, qp)
+            flange = pd.oMf[pm.getFrameId("lbr_iiwa_link_7")].homogeneous
+            assert np.abs(link_pose(placed, q, "lbr_iiwa_link_7") - flange).max() < 1e-12
+            pe = pin.computePotentialEnergy(pm, pd, qp)   # Pinocchio leaves out the root link (0 kg here)
+            assert abs(potential_energy(placed, q) - pe) < 1e-9 * max(1.0, abs(pe))
+            compared += 1
+    assert compared == 15
+    assert np.allclose(IIWA.replace(root_pose=pose(1.0, 0.5, [0, 0, 1])).replace(root_pose=None).gravity, IIWA.gravity)
+    given = IIWA.replace(root_pose=pose(np.pi / 2, 0, [0, 0, 0]), gravity=(0.0, 0.0, -1.62))
+    assert given.gravity == (0.0, 0.0, -1.62)
