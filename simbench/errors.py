@@ -91,7 +91,14 @@ def lookup(mapping: Mapping[str, V], name: str, what: str, where: str = "") -> V
     try:
         return mapping[name]
     except (KeyError, TypeError):
-        raise UnknownNameError(what, name, mapping.keys(), where) from None
+        error = UnknownNameError(what, name, mapping.keys(), where)
+        if not isinstance(name, str):   # `link_pose(m, q, 7)`, a list of names: say the type
+            first = next(iter(name), None) if isinstance(name, (list, tuple)) else None
+            near = [first] if first in error.valid else closest(str(name), error.valid, n=1)
+            error.args = (f"{what} = {shown(name)}{' in ' + where if where else ''}; expected one {what} name "
+                          f"(a str){f', e.g. {near[0]!r}' if near else ''}. Valid {what} names: "
+                          f"{', '.join(error.valid[:40])}",)
+        raise error from None
 
 
 _SHORT = reprlib.Repr()   # its defaults: 40 digits of an int, 6 items of a list ...

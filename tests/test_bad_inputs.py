@@ -418,6 +418,8 @@ CASES = [
     C("id-q-dict-unknown-joint", api("dyn.inverse_dynamics(model, {'jj': 0}, [0], [0])"), {}, "'jj'", "did you mean 'j'?"),
     C("id-fext-unknown-link", api("dyn.inverse_dynamics(model, [0.0], [0.0], [0.0], f_ext={'bb': np.zeros(6)})"), {}, "'bb'", "did you mean 'b'?"),
     C("jacobian-unknown-link", api("dyn.link_jacobian(model, [0.0], 'B')"), {}, "'B'", "did you mean 'b'?"),
+    C("pose-link-as-list", api("dyn.link_pose(model, [0.0], ['b', 'a'])"), {}, "link = ['b', 'a']", "expected one link name (a str), e.g. 'b'"),
+    C("jacobian-link-as-index", api("dyn.link_jacobian(model, [0.0], 1)"), {}, "link = 1", "expected one link name (a str)"),
     C("model-joint-case", api("model.joint_index('J')"), {}, "'J'", "did you mean 'j'?"),
     C("collision-q-dict-unknown-joint", api("det.compute_distances({'jj': 0})"), {}, "'jj'", "did you mean 'j'?"),
     C("collision-pair-unknown-body", api("CollisionDetector(det.loaded, [('robott', 'other')])"), {}, "'robott'", "did you mean 'robot'?"),
