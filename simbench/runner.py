@@ -290,7 +290,7 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         except Terminated:
             result.reason = "terminated"
         except Exception as exc:
-            if sim.gui and not _connected(sim):  # the user closed the window mid-call
+            if sim.gui and not sim.closed and not _connected(sim):  # the user closed the window mid-call
                 result.reason = "window closed"
             else:  # the script's own bug: show where it is
                 result.reason, result.error = "error", exc
@@ -306,6 +306,11 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
             if screenshot is not None and not sim.closed and _connected(sim):
                 sim.screenshot(screenshot, size)
                 result.screenshot = Path(screenshot)
+            elif screenshot is not None:   # said, not silently missing
+                logging.getLogger(__name__).warning(
+                    "--screenshot %s not written: %s", os.fspath(screenshot),
+                    "the script closed the simulation (sim.close()) before it ended; take it in the script with "
+                    "sim.screenshot(PATH)" if sim.closed else "the window was closed")
             result.t, result.steps = sim.t, sim.steps
             sim.close()
         finally:

@@ -420,3 +420,28 @@ def test_a_legged_urdf_given_as_the_scene_is_said_to_be_mounted(tmp_path):
     assert line.startswith("simbench run: warning: pybullet_data:a1/a1.urdf: a URDF given as the scene is mounted "
                            "(fixed_base = true), but its root carries 4 limbs (FR_hip, FL_hip, RR_hip, RL_hip)")
     assert "give a scene TOML with this body and fixed_base = false" in line
+
+
+def test_script_using_the_simulation_after_closing_it_is_its_own_error_under_gui(tmp_path):
+    """Under ``--gui`` a script that used ``sim`` after its own ``sim.close()`` exited 2 as a
+    usage error, with no traceback (the runner asked the closed simulation whether its window
+    was still connected). It is the script's error, as headless: its traceback, exit 1. A
+    ``--screenshot`` the closed simulation cannot take is said in one line, not left missing.
+    Oracle: the exit status, the traceback's line of the script, the file system."""
+    from conftest import require_xvfb
+    (tmp_path / "close_.py").write_text("def main(sim):\n    sim.step(10)\n    sim.close()\n    print(sim.robot.q)\n")
+    (tmp_path / "close2.py").write_text("def main(sim):\n    sim.step(10)\n    sim.close()\n")
+    xvfb = [require_xvfb(), "-a", "-s", "-screen 0 640x480x24"]
+    for mode in (["--gui"], ["--direct"]):
+        proc = subprocess.run([*xvfb, sys.executable, "-m", "simbench.cli", "run", "close_.py", *mode],
+                              capture_output=True, text=True, timeout=240, cwd=tmp_path, env=_env())
+        assert proc.returncode == 1, (mode, proc.stderr)
+        out = proc.stdout + proc.stderr
+        assert 'close_.py", line 4, in main' in out and "the simulation was closed (sim.close())" in out, out
+        assert "close_.py failed at t = 0.042 s (10 steps" in out, out
+        shot = subprocess.run([*xvfb, sys.executable, "-m", "simbench.cli", "run", "close2.py", *mode,
+                               "--screenshot", "c2.png"], capture_output=True, text=True, timeout=240,
+                              cwd=tmp_path, env=_env())
+        assert shot.returncode == 0 and not (tmp_path / "c2.png").exists(), shot.stderr
+        assert ("simbench run: warning: --screenshot c2.png not written: the script closed the simulation "
+                "(sim.close()) before it ended") in shot.stderr, shot.stderr
