@@ -18,13 +18,16 @@ def assert_matches_pybullet(urdf: str | os.PathLike,
 
     ``dynamics``: ``None`` for ``simbench.dynamics``; your ``tau = f(q, qd, qdd)``
     (:class:`~simbench.dynamics.protocols.InverseDynamicsFunction`, arrays in
-    ``RobotModel.joint_names`` order; the mass matrix is derived from it column by column), run
-    in this process, in a thread bounded by ``timeout=`` (default 60 s); a model-level module
-    (:class:`~simbench.dynamics.protocols.DynamicsModule`); or ``"module:function"`` (run in a
-    worker process). Passes on ``PASS``, and on ``EXPLAINED`` unless ``allow_explained`` is
+    ``RobotModel.joint_names`` order; the mass matrix is derived from it column by column) or a
+    model-level module (:class:`~simbench.dynamics.protocols.DynamicsModule`), run in a child
+    forked from this process for each robot (it sees your test's state; what it changes there is
+    not seen back), bounded by ``timeout=`` (default 60 s), so that a function that crashes,
+    calls ``os._exit`` or never returns fails this assertion instead of ending the test run
+    (where ``os.fork`` does not exist, Windows, it runs in a thread and such a crash ends the
+    run); or ``"module:function"`` (run in a worker process). Passes on ``PASS``, and on ``EXPLAINED`` unless ``allow_explained`` is
     false (PyBullet alters the model on import for a demonstrated reason); raises
     ``AssertionError`` on ``FAIL`` (with the worst joint and state), on ``ERROR`` (your function
-    raised, returned something that is not torques, or did not return) and when nothing could
+    raised, returned something that is not torques, crashed or did not return; with the state) and when nothing could
     be compared (``SKIPPED``). Extra keywords go to :func:`simbench.check.checker`
     (``base_orientation``, ``inertia_from_file``, ``gravity``, ``pinocchio``, ``timeout``).
     Returns the :class:`~simbench.check.RobotResult`.

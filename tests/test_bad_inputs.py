@@ -447,8 +447,8 @@ CASES = [
     C("check-function-none", dyncheck("userdyn:none"), {}, "returned None", "expected 1 torques", status=1),
     C("check-function-huge-int", dyncheck("userdyn:huge"), {}, "returned list", "not real numbers", status=1),
     C("check-function-timeout", dyncheck("userdyn:slow", "--timeout", "1"), {}, "did not return within 1 s", "(--timeout); the worker was stopped", status=1),
-    C("check-module-syntax-error", dyncheck("broken:tau"), {"broken.py": "def tau(:\n"}, "SyntaxError", "cannot import 'broken'", status=1),
-    C("check-module-import-fails", dyncheck("broken:tau"), {"broken.py": "import nosuchdep\n"}, "No module named 'nosuchdep'", "cannot import 'broken'", status=1),
+    C("check-module-syntax-error", dyncheck("broken:tau"), {"broken.py": "def tau(:\n"}, "SyntaxError", "cannot import 'broken'"),  # a usage error, as a missing function
+    C("check-module-import-fails", dyncheck("broken:tau"), {"broken.py": "import nosuchdep\n"}, "No module named 'nosuchdep'", "cannot import 'broken'"),  # a usage error, as a missing function
     C("check-module-missing", dyncheck("nosuchmodule:f"), {}, "'nosuchmodule:f'", "expected module:function"),
     C("check-function-missing", dyncheck("userdyn:rasies"), {}, "no function 'rasies'", "did you mean 'raises'?"),
     C("check-dynamics-format", dyncheck("userdyn"), {}, "'userdyn'", "expected module:function"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 import sys
 
 import numpy as np
@@ -43,11 +44,17 @@ tau_closed = _ns["tau"]
 class Counted:
     """The closed form, counting its calls."""
 
-    def __init__(self):
-        self.calls = 0
+    def __init__(self):   # counted in a file: the function runs in a child forked for each robot
+        fd, self.path = tempfile.mkstemp(prefix="simbench-calls-")
+        os.close(fd)
+
+    @property
+    def calls(self):
+        return os.path.getsize(self.path)
 
     def __call__(self, q, qd, qdd):
-        self.calls += 1
+        with open(self.path, "a") as f:
+            f.write("x")
         return tau_closed(q, qd, qdd)
 
 

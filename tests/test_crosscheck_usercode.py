@@ -89,9 +89,6 @@ CASES = [
     ("wrong shape", "faulty_dyn:short", "ERROR", ["returned shape (6,)", "expected 7 torques"], []),
     ("None", "faulty_dyn:none", "ERROR", ["returned None", "expected 7 torques"], []),
     ("wrong type", "faulty_dyn:mapping", "ERROR", ["returned dict", "expected 7 torques"], []),
-    ("syntax error", "syntax_bad:tau", "ERROR", ["cannot import 'syntax_bad'", "SyntaxError", "line 1"], []),
-    ("import error", "import_bad:tau", "ERROR", ["cannot import 'import_bad'",
-                                                  "No module named 'no_such_dependency_xyz'"], []),
     ("sleeps forever", "faulty_dyn:sleeps", "ERROR", ["did not return within 2 s", "worker was stopped"],
      ["--timeout", "2"]),
     ("process exits", "faulty_dyn:exits", "ERROR", ["died", "exit status 3"], []),
@@ -129,9 +126,10 @@ def test_faulty_user_function_through_the_cli(user_dir, case, spec, verdict, wor
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr and proc.stderr == ""
     lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 2, lines  # the robot's line and the summary
+    assert len(lines) == 3, lines  # the robot's line, the state it failed on, and the summary
     assert lines[0].startswith(f"{verdict:<9s} {KUKA}") and all(w in lines[0] for w in words), lines[0]
-    assert lines[1].startswith(f"1 robot: 0 PASS, 0 EXPLAINED, {int(verdict == 'FAIL')} FAIL, "
+    assert lines[1].startswith(f"  {verdict} {KUKA}: state of sample 0: q=["), lines[1]
+    assert lines[2].startswith(f"1 robot: 0 PASS, 0 EXPLAINED, {int(verdict == 'FAIL')} FAIL, "
                                f"{int(verdict == 'ERROR')} ERROR, 0 SKIPPED")
     data = json.loads((user_dir / "r.json").read_text())
     robot = data["robots"][0]
@@ -141,6 +139,18 @@ def test_faulty_user_function_through_the_cli(user_dir, case, spec, verdict, wor
     assert len(row) == 1 and f"**{verdict}**" in row[0] and words[0] in row[0]
     if case == "sleeps forever":  # the worker that never returned was stopped, not left behind
         assert not pid_alive(int((user_dir / "worker.pid").read_text()))
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("syntax_bad:tau", ["cannot import 'syntax_bad'", "SyntaxError", "line 1", "expected a module that imports"]),
+    ("import_bad:tau", ["cannot import 'import_bad'", "No module named 'no_such_dependency_xyz'"])])
+def test_a_module_that_does_not_import_is_a_usage_error(user_dir, spec, words):
+    """As a missing function is: one line, exit 2, before any robot (docs: checked before the work)."""
+    proc = simbench("check", KUKA, "--dynamics", spec, "--samples", "3", "--no-pinocchio", cwd=user_dir)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"simbench check: error: --dynamics {spec}: ") \
+        and all(w in lines[0] for w in words), lines
 
 
 def test_faulty_functions_through_the_api(user_dir, monkeypatch):
@@ -223,7 +233,9 @@ def test_user_function_outputs_are_judged_directly():
     from simbench.check.usercode import UserCodeFault, as_torques
 
     names = ["a", "b", "c"]
-    np.testing.assert_array_equal(as_torques([1, 2, 3], names, "f", ""), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(as_torques([1.0, 2, 3], names, "f", ""), [1.0, 2.0, 3.0])
+    with pytest.raises(UserCodeFault, match=r"returned int64 \[1, 2, 3\] at sample 0, integers"):
+        as_torques([1, 2, 3], names, "f", "at sample 0")   # rounded torques: said, not a FAIL later
     cases = [(None, "ERROR", "returned None"), ("abc", "ERROR", "not real numbers"),
              ([1, 2], "ERROR", "shape (2,)"), (np.ones((3, 3)), "ERROR", "shape (3, 3)"),
              ([1j, 0, 0], "ERROR", "not real numbers"), ([[1, 2], [3]], "ERROR", "returned list"),
@@ -336,7 +348,7 @@ def test_floating_base_user_functions_get_their_verdicts(tmp_path, monkeypatch):
     compared = 0
     for name, verdict, words in [
             ("right", "PASS", []),
-            ("no_coriolis", "FAIL", ["unexplained: worst joint"]),
+            ("no_coriolis", "FAIL", ["worst joint", "looks like: Coriolis and centrifugal terms left out"]),
             ("joints_only", "ERROR", ["returned shape (12,) at sample 0; expected 18 generalised forces "
                                       "(shape (18,)) in model.v_labels order (base_vx, base_vy, ...)"])]:
         for dyn in (f"floating_dyn:{name}", getattr(floating_dyn, name)):

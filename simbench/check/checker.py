@@ -41,10 +41,10 @@ from .causes import CAUSES, DOES, Alteration, altered_inputs, as_pybullet_sees, 
 from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
 from .floating import FloatingBaseConvention
 from .inputs import check_numbers
-from .report import (ERROR, EXPLAINED, FAIL, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
+from .report import (ERROR, EXPLAINED, FAIL, NOT_CHECKED, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
 from .targets import FLOATING_ORIENTATION, Target, corpus_targets, resolve_target
-from .usercode import FunctionNotFound, UserCodeFault, looks_like
+from .usercode import FunctionNotFound, ImportFailed, UserCodeFault, looks_like
 
 logger = logging.getLogger(__name__)
 
@@ -234,6 +234,10 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
         try:
             tau, M = dyn.evaluate(model, q, qd, qdd)
         except UserCodeFault as fault:
+            if fault.sample is not None and 0 <= fault.sample < len(q):  # the state, to reproduce it
+                i = int(fault.sample)
+                res.worst = {"sample": i, "q": q[i].tolist(), "qd": qd[i].tolist(), "qdd": qdd[i].tolist(),
+                             "gravity": list(model.gravity), "dynamics": dyn.label}
             return done(fault.verdict, fault.message)
         except SimbenchError as exc:
             return done(SKIPPED if dyn.trusted else ERROR, f"{dyn.label} refuses this robot: {exc}")
@@ -249,7 +253,8 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
                     res.pinocchio, voice = {"available": False, "reason": voice}, None
                 else:
                     res.pinocchio = {"available": True, "vs_pybullet": measure(*voice, tau_b, M_b).as_dict(),
-                                     "vs_ours": measure(tau, M, *voice).as_dict()}
+                                     # the dynamics under test: ours, or the user's (then so named)
+                                     ("vs_ours" if dyn.trusted else "vs_tested"): measure(tau, M, *voice).as_dict()}
         # ---- the true dynamics (simbench.dynamics on the model as loaded) against PyBullet: where
         # known causes explain their difference, PyBullet is wrong and the truth is the reference
         truth = err_true = None
@@ -284,9 +289,9 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
             if err.within(tol):
                 return done(FAIL, f"{dyn.label} agrees with PyBullet, which here {does} ({', '.join(kinds)}); "
                                   f"against the true dynamics {off}")
-            return done(FAIL, f"unexplained: {dyn.label} differs from PyBullet, which here {does} "
-                              f"({', '.join(kinds)}), and from the true dynamics: {off}"
-                        + _diagnose(res, target, model, q, qd, qdd, tau, M, truth, tol, ref))
+            hint = _diagnose(res, target, model, q, qd, qdd, tau, M, truth, tol, ref)
+            return done(FAIL, ("" if hint else "unexplained: ") + f"{dyn.label} differs from PyBullet, which "
+                              f"here {does} ({', '.join(kinds)}), and from the true dynamics: {off}" + hint)
         if err.within(tol):
             if dyn.trusted and not err.within(1e-12):
                 # a small residual: PyBullet stores inertia as principal moments + rotation
@@ -315,7 +320,9 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
         if voice is not None and measure(*voice, tau_b, M_b).within(tol):
             reason += "; Pinocchio agrees with PyBullet, so the dynamics under test is wrong"
         if truth is not None and ref_err is not None and ref_err.within(tol):  # the truth is PyBullet's here
-            reason += _diagnose(res, target, model, q, qd, qdd, tau, M, truth, tol, ref)
+            hint = _diagnose(res, target, model, q, qd, qdd, tau, M, truth, tol, ref)
+            if hint:  # explained after all, as a bug of the dynamics under test: not "unexplained"
+                reason = reason.replace("unexplained: ", "", 1) + hint
         if dyn.trusted:
             rebuild, changed = from_dynamics_info(model, bullet)
             if changed:  # a hint, not an explanation: PyBullet holds other inertials than the file
@@ -394,6 +401,7 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
     todo: list[Target] = []
     results: list[RobotResult] = []
     interrupted = False
+    current: str | None = None   # the robot being checked
     try:
         try:   # Ctrl-C while the targets are read, too: an empty report, marked interrupted
             todo = [t if isinstance(t, Target) else
@@ -410,9 +418,14 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
                 dyn.load()
             except FunctionNotFound as exc:
                 raise SimbenchError(str(exc)) from None
+            except ImportFailed as fault:  # a usage error, as a missing function is
+                module = dyn.label.partition(":")[0]
+                raise SimbenchError(f"--dynamics {dyn.label}: {fault.message}; expected a module that imports "
+                                    f"(python -c 'import {module}' from {os.getcwd()} shows the same)") from None
             except UserCodeFault as fault:  # every robot will report it as its verdict
                 logger.debug("dynamics under test cannot be loaded: %s", fault.message)
             for t in progress_bar(todo, desc="simbench check", unit="robot"):
+                current = t.label
                 try:
                     r = compare_target(t, dyn, samples=samples, seed=seed, tol=tol, pinocchio=pinocchio)
                 except (SimbenchError, Exception) as exc:  # one robot must not hide the others' results
@@ -420,10 +433,18 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
                     r = RobotResult(t.label, path=str(t.path), verdict=ERROR,
                                     reason=f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}")
                 results.append(r)
+                current = None
                 if on_result:
                     on_result(r)
         except KeyboardInterrupt:
             interrupted = True
+            checked = {r.target for r in results}
+            left = [t for t in todo if t.label not in checked]
+            for t in left:   # every robot asked for is in the report, said not checked
+                results.append(RobotResult(t.label, path=str(t.path), verdict=SKIPPED,
+                                           reason=NOT_CHECKED + ("it was being checked when the check was stopped"
+                                                                 if t.label == current else
+                                                                 "the check was stopped before it")))
     finally:
         if owned:
             dyn.close()

@@ -20,7 +20,7 @@ from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
 from .inputs import MAX_SAMPLES, check_numbers
 from .plots import _pyplot, plot_robot
-from .report import ERROR, FAIL, SKIPPED, Report, RobotResult
+from .report import ERROR, EXPLAINED, FAIL, SKIPPED, Report, RobotResult
 from .targets import FLOATING_ORIENTATION, Target, resolve_target
 from .usercode import UserCodeFault
 
@@ -87,8 +87,8 @@ def _resolve(args: argparse.Namespace) -> list[Target]:
 
 def _details(report: Report) -> None:
     for r in report.results:
-        if r.verdict == FAIL and r.worst_line():
-            _say(f"  FAIL {r.target}: {r.worst_line()}")
+        if r.verdict in (FAIL, ERROR) and r.worst_line():
+            _say(f"  {r.verdict} {r.target}: {r.worst_line()}")
         for c in r.causes:
             _say(f"  {r.target}: {c.line()}")
 
@@ -108,10 +108,14 @@ def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace,
         target = targets.get(r.target)
         if r.errors is None or r.verdict in (ERROR, SKIPPED) or target is None:
             continue
+        # the difference drawn against the verdict's reference: the true dynamics where it judged
+        against_true = r.errors_true is not None or (r.verdict == EXPLAINED and not getattr(dyn, "trusted", True))
         try:
-            png = plot_robot(target, args.plot, dyn)  # type: ignore[arg-type]
+            png = plot_robot(target, args.plot, dyn, against_true=against_true)  # type: ignore[arg-type]
         except (UserCodeFault, SimbenchError) as exc:
-            _say(f"  plot: none for {r.target}: {' '.join(str(exc).split())}")
+            why = " ".join(str(exc).split())
+            _say(f"  plot: none for {r.target}: {why}")
+            r.notes.append(f"plot not drawn: {why}")   # in the JSON and Markdown too
             continue
         if not args.quiet:
             _say(f"  plot: {png}")
@@ -199,6 +203,10 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
         report.settings["strict"] = bool(args.strict)
         if not quiet:
             _details(report)
+        if args.plot and report.interrupted:   # said where the plots would be looked for
+            for r in report.results:
+                if r.errors is not None:
+                    r.notes.append(f"plot not drawn: the check was {report.stopped_by()}")
         if args.plot and not report.interrupted:  # before the summary and the reports: its time counts
             t0 = time.perf_counter()
             try:

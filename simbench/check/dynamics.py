@@ -25,7 +25,7 @@ from .. import dynamics as simbench_dynamics
 from ..dynamics.protocols import DynamicsModule, InverseDynamicsFunction
 from ..errors import SimbenchError, shown
 from ..model import RobotModel
-from .isolation import ProcessRunner, ThreadRunner
+from .isolation import ProcessRunner, ThreadRunner, runner
 from .report import ERROR, FAIL
 from .usercode import (FunctionNotFound, UserCodeFault, _describe, not_real, signature_problem, split_spec,
                        where_raised)
@@ -119,7 +119,7 @@ class ModuleDynamics:
 
     def __init__(self, module: DynamicsModule, label: str, timeout: float | None = DEFAULT_TIMEOUT):
         self.module, self.label = module, label
-        self.runner = ThreadRunner(lambda *a: None, timeout)
+        self.runner = runner(lambda *a: None, timeout)
 
     def load(self) -> None:
         """Nothing to load."""
@@ -149,7 +149,7 @@ class ModuleDynamics:
                  qdd: np.ndarray, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         n = qd.shape[-1]
 
-        def work() -> tuple[np.ndarray, np.ndarray | None]:
+        def work(progress: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
             g = {"gravity": model.gravity}
             tau = self._call("inverse_dynamics", model, (q, qd, qdd), (q[0], qd[0], qdd[0]), g)
             tau = _batch(tau, qd.shape, self.label, "inverse_dynamics")
@@ -212,7 +212,7 @@ def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) 
         problem = signature_problem(spec)
         if problem:
             raise SimbenchError(f"dynamics: {problem}")
-        return FunctionDynamics(ThreadRunner(spec, timeout), getattr(spec, "__qualname__", repr(spec)))
+        return FunctionDynamics(runner(spec, timeout), getattr(spec, "__qualname__", repr(spec)))
     raise SimbenchError(f"dynamics must be None, 'module:function', a function tau = f(q, qd, qdd) or a "
                         f"module with inverse_dynamics and mass_matrix; got {shown(spec)}")
 

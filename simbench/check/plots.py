@@ -1,8 +1,11 @@
-"""Per-robot torque plots of ``simbench check --plot``: ours, PyBullet's and Pinocchio's joint
-torques along a smooth trajectory, and |ours - PyBullet|. Needs matplotlib (the ``plot`` extra)."""
+"""Per-robot torque plots of ``simbench check --plot``: the dynamics under test, PyBullet's and
+Pinocchio's joint torques along a smooth trajectory, and the difference to the reference the
+verdict used (PyBullet, or the true dynamics where PyBullet is shown wrong). Needs matplotlib
+(the ``plot`` extra)."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +14,9 @@ from ..errors import SimbenchError
 from ..model import RobotModel
 from .bullet import BulletRobot, captured_output
 from .checker import pinocchio_voice
-from .dynamics import Dynamics
+from .dynamics import Dynamics, SimbenchDynamics
 from .targets import Target
+from .usercode import UserCodeFault
 
 
 def smooth_trajectory(model: RobotModel, n: int = 200, duration: float = 4.0
@@ -42,17 +46,28 @@ def _pyplot():
 
 
 def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints: int = 12,
-               n: int = 200) -> Path:
+               n: int = 200, against_true: bool = False) -> Path:
     """A PNG of per-joint torque along :func:`smooth_trajectory`: the dynamics under test,
-    PyBullet, Pinocchio, and |ours - PyBullet|. Raises what ``dyn.evaluate`` raises for a
-    faulty user function (:class:`~simbench.check.usercode.UserCodeFault`)."""
+    PyBullet, Pinocchio, and the difference of the dynamics under test to the verdict's
+    reference: PyBullet, or with ``against_true`` the true dynamics (simbench.dynamics on the
+    model, drawn too), as when the verdict says ``vs true``. Raises what ``dyn.evaluate`` raises
+    for a faulty user function (:class:`~simbench.check.usercode.UserCodeFault`), its sample
+    named as the trajectory's point."""
     plt = _pyplot()
     with BulletRobot(target.load) as bullet:
         model, _ = target.model_in(bullet)
         t, q, qd, qdd = smooth_trajectory(model, n)
         with captured_output():
             tau_b = bullet.inverse_dynamics(q, qd, qdd)
-    tau, _ = dyn.evaluate(model, q, qd, qdd, with_M=False)  # the torques only: n calls of a user function
+    try:
+        tau, _ = dyn.evaluate(model, q, qd, qdd, with_M=False)  # the torques only: n calls of a user function
+    except UserCodeFault as fault:  # its "sample" is a point of this trajectory, not one of the check's
+        raise UserCodeFault(fault.verdict, re.sub(r"\b(at|on) (\d+ )?samples?\b( (\d+))?", lambda m: (
+            f"at point {m.group(4)} of the {n}-point plot trajectory" if m.group(4) else
+            f"on the {n}-point plot trajectory"), fault.message)) from None
+    tau_ref = SimbenchDynamics().tau(model, q, qd, qdd) if against_true else tau_b
+    ref_name = "true" if against_true else "PyBullet"
+    who = "ours" if dyn.label == "simbench.dynamics" else dyn.label
     voice = pinocchio_voice(model, q, qd, qdd, target.xml) if target.scale == 1.0 else "scaled"
     tau_p = None if isinstance(voice, str) else voice[0]
     nj = min(model.dof, max_joints)
@@ -65,14 +80,17 @@ def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints
         ax.plot(t, tau[:, i], color="C0", lw=1.2, label=dyn.label.split(" ")[0])
         if tau_p is not None:
             ax.plot(t, tau_p[:, i], color="C1", lw=1, ls="--", label="Pinocchio")
+        if against_true:
+            ax.plot(t, tau_ref[:, i], color="C2", lw=1, ls=":", label="true (simbench.dynamics)")
         ax.set_title(model.joint_names[i], fontsize=9)
         ax.set_ylabel("N m / N", fontsize=8)
         ax.tick_params(labelsize=7)
     axes.flat[0].legend(fontsize=7)
     ax = axes.flat[nj]
     for i in range(nj):
-        ax.semilogy(t, np.abs(tau - tau_b)[:, i] + 1e-18, lw=1, label=model.joint_names[i])
-    ax.set_title("|ours - PyBullet|", fontsize=9)
+        ax.semilogy(t, np.abs(tau - tau_ref)[:, i] + 1e-18, lw=1, label=model.joint_names[i])
+    ax.set_title(f"|{who} - {ref_name}|", fontsize=9)
+    ax.legend(fontsize=6)
     ax.set_xlabel("t [s]", fontsize=8)
     ax.tick_params(labelsize=7)
     for extra in list(axes.flat)[nj + 1:]:

@@ -27,6 +27,8 @@ import numpy as np
 PASS, EXPLAINED, FAIL, ERROR, SKIPPED = "PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED"
 VERDICTS = (PASS, EXPLAINED, FAIL, ERROR, SKIPPED)
 INTERRUPTED = 130  # the exit status after Ctrl-C (128 + SIGINT)
+#: how the reason of a robot that an interrupted check did not finish starts (verdict SKIPPED)
+NOT_CHECKED = "not checked: "
 TERMINATED = 143   # the exit status after SIGTERM (128 + SIGTERM)
 
 
@@ -125,6 +127,9 @@ class RobotResult:
     def worst_line(self) -> str:
         """The worst disagreement as a reproducible state ('' when there is none)."""
         w = self.worst
+        if w and "joint" not in w and "q" in w:  # a call that raised, crashed or returned NaN
+            return (f"state of sample {w['sample']}: q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} "
+                    f"gravity={w['gravity']!r}")
         if not w or "joint" not in w:
             return ""
         label = w.get("dynamics", "simbench.dynamics")
@@ -185,11 +190,26 @@ class Report:
             return 1
         return 0
 
-    def __getitem__(self, target: str) -> RobotResult:
+    def __getitem__(self, target: str | int) -> RobotResult:
+        """The result of a target (its label, path or robot name), or ``report[i]``, the i-th."""
+        if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
+            try:
+                return self.results[target]
+            except IndexError:
+                raise IndexError(f"report[{target}]: the report has {_counted(len(self.results), 'result')} "
+                                 f"(0 .. {len(self.results) - 1})") from None
         for r in self.results:
             if target in (r.target, r.path, r.name):
                 return r
-        raise KeyError(target)
+        labels = [r.target for r in self.results]
+        raise KeyError(f"{target!r}: no such target in the report; expected one of {labels} or an index "
+                       f"0 .. {len(labels) - 1}")
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self) -> Any:
+        return iter(self.results)
 
     def summary(self) -> str:
         c = self.counts()
@@ -198,7 +218,9 @@ class Report:
                                                  else "") + ")")
         if self.results and not self.compared:
             line += "; nothing was compared"
-        return line + (f"; {self.stopped_by()}" if self.interrupted else "")
+        unfinished = sum(r.reason.startswith(NOT_CHECKED) for r in self.results)
+        return line + (f"; {self.stopped_by()}" + (f", {unfinished} of {_counted(len(self.results), 'robot')} "
+                                                   f"not checked" if unfinished else "") if self.interrupted else "")
 
     def stopped_by(self) -> str:
         """'interrupted' (Ctrl-C) or 'terminated (SIGTERM)'."""
@@ -241,5 +263,5 @@ def _num(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-__all__ = ["PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED", "VERDICTS", "Errors", "measure", "Cause",
+__all__ = ["PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED", "VERDICTS", "NOT_CHECKED", "Errors", "measure", "Cause",
            "RobotResult", "Report"]

@@ -22,6 +22,7 @@ import importlib
 import inspect
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -40,12 +41,18 @@ from .report import ERROR, FAIL
 class UserCodeFault(Exception):
     """The dynamics under test broke its contract; ``verdict`` is ERROR or FAIL."""
 
-    def __init__(self, verdict: str, message: str):
+    def __init__(self, verdict: str, message: str, sample: int | None = None):
         super().__init__(message)
-        self.verdict, self.message = verdict, message
+        #: the sample (index into the check's states) whose call broke the contract, when known
+        self.verdict, self.message, self.sample = verdict, message, sample
 
     def __reduce__(self) -> tuple:
-        return (UserCodeFault, (self.verdict, self.message))
+        return (UserCodeFault, (self.verdict, self.message, self.sample))
+
+
+class ImportFailed(UserCodeFault):
+    """The module of ``"module:function"`` raised while being imported (a SyntaxError, a missing
+    dependency): a usage error, said before any work."""
 
 
 class FunctionNotFound(Exception):
@@ -183,6 +190,10 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
     if arr.shape != (n,):
         raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} {where}; {expected}"
                             + (" (the right numbers in another shape: return np.ravel of them)" if arr.size == n else ""))
+    if arr.dtype.kind in "iu":  # rounded torques would FAIL with no word on why
+        raise UserCodeFault(ERROR, f"{label} returned {arr.dtype} {_short(out)} {where}, integers (torques "
+                                   f"rounded or truncated?); {expected} as floats, e.g. np.asarray(tau, float) "
+                                   f"before any rounding")
     arr = np.asarray(arr, float)
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -219,18 +230,37 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
 
 
 def evaluate(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-             joint_names: Sequence[str], label: str, with_M: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+             joint_names: Sequence[str], label: str, with_M: bool = True,
+             progress: Callable[[int, str], None] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``tau`` (N, n) for each sample and ``M`` (N, n, n) by columns (None without ``with_M``:
-    N calls instead of N (n + 2)); :class:`UserCodeFault` on the first breach."""
+    N calls instead of N (n + 2)); :class:`UserCodeFault` on the first breach, with its
+    ``sample``. ``progress(i, where)`` is told each sample before its first call (so that the
+    process watching a worker can say where it died)."""
+    try:
+        return _evaluate(func, q, qd, qdd, joint_names, label, with_M, progress)
+    except UserCodeFault as fault:
+        if fault.sample is None:
+            found = re.search(r"\bat sample (\d+)", fault.message)
+            fault.sample = int(found.group(1)) if found else None
+        raise
+
+
+def _evaluate(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+              joint_names: Sequence[str], label: str, with_M: bool,
+              progress: Callable[[int, str], None] | None) -> tuple[np.ndarray, np.ndarray | None]:
     N, n = qd.shape      # n entries of v (q has more with a floating base)
     tau = np.empty((N, n))
     M = np.empty((N, n, n))
     zero = np.zeros(n)
     for i in range(N):
+        if progress:
+            progress(i, f"at sample {i}")
         tau[i] = call(func, q[i], qd[i], qdd[i], joint_names, label, f"at sample {i}")
     if not with_M:
         return tau, None
     for i in range(N):
+        if progress:
+            progress(i, f"at sample {i} (qd = 0, for the mass matrix)")
         bias = call(func, q[i], zero, zero, joint_names, label, f"at sample {i} with qd = qdd = 0")
         for j in range(n):
             e = np.zeros(n)
@@ -396,11 +426,11 @@ def serve(conn: Any) -> None:
                 func = load_function(request[1], request[2])
                 reply: tuple = ("ok",)
             elif request[0] == "eval" and func is not None:
-                reply = ("ok", *evaluate(func, *request[1:]))
+                reply = ("ok", *evaluate(func, *request[1:], progress=lambda i, where: conn.send(("at", i, where))))
             else:
                 return
         except UserCodeFault as fault:
-            reply = ("fault", fault.verdict, fault.message)
+            reply = ("fault", fault.verdict, fault.message, fault.sample)
         except FunctionNotFound as exc:
             reply = ("missing", str(exc))
         except BaseException as exc:  # our own failure: report it, do not die silently
@@ -411,5 +441,5 @@ def serve(conn: Any) -> None:
             return
 
 
-__all__ = ["looks_like", "FACTORS", "UserCodeFault", "FunctionNotFound", "split_spec", "defined_at", "signature_problem", "load_function", "as_torques", "call",
+__all__ = ["looks_like", "FACTORS", "UserCodeFault", "ImportFailed", "FunctionNotFound", "split_spec", "defined_at", "signature_problem", "load_function", "as_torques", "call",
            "evaluate", "serve", "serve_fd"]
