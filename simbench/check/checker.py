@@ -365,7 +365,8 @@ def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0
 
     ``dynamics``: ``None`` (``simbench.dynamics``), ``"module:function"`` (run in a worker
     process), a callable ``tau = f(q, qd, qdd)`` in ``model.joint_names`` order or a module with
-    ``inverse_dynamics``/``mass_matrix`` (run in a thread); ``timeout`` bounds the user's code
+    ``inverse_dynamics``/``mass_matrix`` (run in a child forked for each robot, so that a crash is
+    a verdict; a thread where there is no ``os.fork``); ``timeout`` bounds the user's code
     (seconds). ``base_orientation``: roll pitch yaw or quaternion x y z w of the fixed base of a
     URDF target. ``inertia_from_file=False`` loads without ``URDF_USE_INERTIA_FROM_FILE``.
     ``model``: the model under test instead of the file's. ``floating``: a URDF target with a

@@ -4,10 +4,11 @@
   with which causes are demonstrated on altered models).
 * :class:`FunctionDynamics`: a user's ``tau = f(q, qd, qdd)``
   (:class:`~simbench.dynamics.protocols.InverseDynamicsFunction`), by name
-  (``"module:function"``, run in a worker process) or as a callable (run in a thread).
+  (``"module:function"``, run in a worker process) or as a callable (run in a child forked
+  for each robot; a thread where there is no ``os.fork``).
 * :class:`ModuleDynamics`: a model-level module given through the API
   (:class:`~simbench.dynamics.protocols.DynamicsModule`, e.g. an adapter around another
-  library), run in a thread.
+  library), run as a callable is.
 
 User code never raises out of ``evaluate``: it raises :class:`UserCodeFault` with a verdict.
 """
@@ -61,7 +62,7 @@ class SimbenchDynamics:
 class FunctionDynamics:
     """A user's ``tau = f(q, qd, qdd)`` for one robot, in ``model.v_labels`` order (the joints'
     names when the base is fixed); ``M`` is
-    derived column by column. Runs in a worker process (by name) or a thread (a callable)."""
+    derived column by column. Runs in a worker process (by name) or a forked child (a callable)."""
 
     trusted = False
 
@@ -108,7 +109,7 @@ def _batch(out: Any, shape: tuple[int, ...], label: str, what: str) -> np.ndarra
 class ModuleDynamics:
     """A model-level module: ``inverse_dynamics(model, q, qd, qdd, *, gravity)`` and
     ``mass_matrix(model, q)``, called once per robot with every sample (q, qd, qdd of shape
-    (N, n), like :mod:`simbench.dynamics`, which is such a module); run in a thread with a
+    (N, n), like :mod:`simbench.dynamics`, which is such a module); run in a forked child with a
     timeout, outputs checked. Batched rather than per configuration: the protocol is
     simbench.dynamics' own, whose batches are what makes it fast; a wrapper around a
     one-configuration library (``pin.rnea``) loops over the rows, or is given as a function
@@ -194,9 +195,10 @@ def load_dynamics(spec: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) 
 
     ``None`` -> :class:`SimbenchDynamics`; ``"module:function"`` -> the function in a worker
     process; an object with ``inverse_dynamics`` and ``mass_matrix`` -> :class:`ModuleDynamics`;
-    a callable ``tau = f(q, qd, qdd)`` -> run in a thread. ``timeout`` (seconds per robot, None
+    a callable ``tau = f(q, qd, qdd)`` -> run in a forked child (:func:`isolation.runner`). ``timeout`` (seconds per robot, None
     for none) bounds the user's code. A malformed spec or a module that does not exist is a
-    :class:`SimbenchError`; a module that fails to import is a verdict later (ERROR)."""
+    :class:`SimbenchError`; a module that fails to import is one too, when ``check`` loads it
+    (one that hangs or crashes at import is a verdict, ERROR)."""
     if spec is None:
         return SimbenchDynamics()
     if isinstance(spec, (SimbenchDynamics, FunctionDynamics, ModuleDynamics)):
