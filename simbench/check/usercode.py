@@ -293,6 +293,45 @@ def _within(tau: np.ndarray, tau_h: np.ndarray, tol: float) -> float | None:
     return d if d <= tol * max(1.0, float(np.max(np.abs(tau_h)))) else None
 
 
+def _gravity_used(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray, g: np.ndarray, tol: float,
+                  tau_of: Callable[..., np.ndarray], R: np.ndarray | None) -> str | None:
+    """The gravity the user's torques were computed with, when some gravity explains them: tau
+    is linear in g (tau(g) = tau(0) + G(q) g), so g is fitted by least squares over every sample
+    and verified; named when it is a known mistake (negated, left out, the world's gravity on a
+    rotated base, R g for R^T g), else given as a vector."""
+    scale = float(np.linalg.norm(g))
+    zero, z3 = np.zeros_like(qd), np.zeros(3)
+    base = tau_of(q, qd, qdd, z3)
+    cols = [tau_of(q, zero, zero, scale * e) for e in np.eye(3)]
+    A = np.stack([c.ravel() for c in cols], axis=1)
+    x = np.linalg.lstsq(A, (tau - base).ravel(), rcond=None)[0]
+    used = scale * x
+    d = _within(tau, tau_of(q, qd, qdd, used), tol)
+    if d is None or _within(tau, tau_of(q, qd, qdd, g), tol) is not None:
+        return None
+
+    def same(c: np.ndarray) -> bool:   # indistinguishable on these states (a direction no joint feels)
+        return _within(base + (A @ (np.asarray(c) / scale)).reshape(tau.shape), tau, tol) is not None
+
+    fmt = "({})".format
+    vec = lambda v: fmt(", ".join(f"{(float(t) if abs(t) > 1e-9 * scale else 0.0):.4g}" for t in v))  # noqa: E731
+    names = []
+    if same(-g):
+        names.append("gravity with the wrong sign")
+    if same(z3):
+        names.append("gravity left out")
+    if R is not None and not np.allclose(R, np.eye(3)):
+        if same(R @ g):
+            names.append(f"the world's gravity {vec(R @ g)} used in the base frame (the base's orientation ignored)")
+        if same(R @ R @ g):
+            names.append(f"the base's rotation applied the wrong way round (R g instead of R^T g: {vec(R @ R @ g)})")
+    if not names:
+        return f"gravity {vec(used)} in the base frame instead of the model's {vec(g)} (fitted; matches to {d:.1e})"
+    how = {("gravity with the wrong sign",): "g negated", ("gravity left out",): "g = 0"}.get(
+        tuple(names), f"g = {vec(used)} fitted")
+    return f"{' or, the same on this robot, '.join(names)} (matches to {d:.1e} with {how})"
+
+
 def _permutations(model: RobotModel, pin_order: list[int] | None) -> list[tuple[str, np.ndarray]]:
     """Joint orders a user may have used instead of ``model.joint_names``: (name, p) with the
     user's entry ``k`` being our joint ``p[k]``."""
@@ -316,10 +355,11 @@ def _permutations(model: RobotModel, pin_order: list[int] | None) -> list[tuple[
 def looks_like(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                M: np.ndarray, truth: tuple[np.ndarray, np.ndarray], tol: float,
                tau_of: Callable[..., np.ndarray], M_of: Callable[[np.ndarray], np.ndarray],
-               pin_order: list[int] | None = None) -> str | None:
+               pin_order: list[int] | None = None, base_rotation: np.ndarray | None = None) -> str | None:
     """The first verified hypothesis for the user's ``(tau, M)`` against ``truth``; None when no
     hypothesis matches. ``tau_of(q, qd, qdd, gravity)`` and ``M_of(q)``: the true dynamics of
-    the model (batched); ``pin_order``: Pinocchio's index of each of our joints, if known."""
+    the model (batched); ``pin_order``: Pinocchio's index of each of our joints, if known;
+    ``base_rotation``: R_world_base of a fixed base (to name gravity rotated the wrong way)."""
     T, MT = truth
     g = np.asarray(model.gravity, float)
     if not (np.all(np.isfinite(tau)) and np.all(np.isfinite(M))):
@@ -333,12 +373,10 @@ def looks_like(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
                     f"float32's resolution is {F32_EPS:.1e}: jax's default dtype)")
     same_M = _within(M, MT, tol) is not None
     if same_M:
-        for what, gh in (("gravity with the wrong sign", -g), ("gravity left out", np.zeros(3))):
-            if not np.any(g):
-                break
-            d = _within(tau, tau_of(q, qd, qdd, gh), tol)
-            if d is not None:
-                return f"{what} (matches to {d:.1e} with g {'negated' if np.any(gh) else '= 0'})"
+        if np.any(g):
+            said = _gravity_used(q, qd, qdd, tau, g, tol, tau_of, base_rotation)
+            if said:
+                return said
         if np.any(qd):
             d = _within(tau, tau_of(q, np.zeros_like(qd), qdd, g), tol)
             if d is not None:
