@@ -158,3 +158,17 @@ def test_the_fast_path_refuses_what_the_general_path_explains():
     with pytest.raises(Exception, match="dt = nan; expected a finite number"):
         dyn.integrate(model, q, v, float("nan"))
     assert cases == 12
+
+
+def test_the_stage_correction_kernel_matches_the_numpy_series(setup):
+    """``tangent_dexp_inv`` for one increment (the kernel a Runge-Kutta-Munthe-Kaas stage of
+    ``simulate_model`` calls) gives the batched numpy series' numbers (``spatial.dexp_inv``)."""
+    from simbench.dynamics.configuration import tangent_dexp_inv
+
+    _, model, _, _ = setup
+    rng = np.random.default_rng(14)
+    U, V = rng.normal(size=(20, model.nv)) * 0.3, rng.normal(size=(20, model.nv))
+    batch = tangent_dexp_inv(model, U, V)
+    for k in range(20):
+        np.testing.assert_allclose(tangent_dexp_inv(model, U[k], V[k]), batch[k], rtol=0, atol=1e-14)
+    assert (np.abs(batch - V) > 1e-3).any() == (model.nq != model.nv)

@@ -217,6 +217,11 @@ def tangent_dexp_inv(model: RobotModel, u: np.ndarray, v: np.ndarray) -> np.ndar
     needs): with the exponential on the right (body-frame velocities),
     ``u' = dexp_{-u}^-1 (v) = v + [u, v]/2 + [u, [u, v]]/12`` on SE(3) and SO(3), ``u' = v``
     on the real line."""
+    s = space(model)
+    if _one(u, s.nv) and _one(v, s.nv):    # one increment (a Runge-Kutta stage): the kernel
+        out = np.empty(s.nv)
+        K.dexp_inv_one_raw(u, v, s.base, s.sv, out)
+        return out
     out = np.array(v, dtype=float)
     base, sph = quaternion_slices(model)
     for _, sv in base:
