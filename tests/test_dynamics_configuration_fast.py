@@ -137,7 +137,8 @@ def test_normalize_matches_pinocchio(setup):
 
 def test_the_fast_path_refuses_what_the_general_path_explains():
     """nan, a zero quaternion, the wrong length, a non-finite dt: the same error as before the
-    fast path (the general path's), whatever the form."""
+    fast path (the general path's), whatever the form (one float64 array, a list, a batch of
+    two float64 rows)."""
     model = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
     q, v = model.neutral(), np.zeros(model.nv)
     bad_q = q.copy()
@@ -147,17 +148,17 @@ def test_the_fast_path_refuses_what_the_general_path_explains():
     cases = 0
     for args, fn, pattern in [((bad_q, v), dyn.integrate, "q holds a non-finite value nan at index"),
                               ((zero, v), dyn.integrate, "quaternion x y z w of .* is zero"),
-                              ((q, v[:-1]), dyn.integrate, r"v has shape \(17,\)"),
+                              ((q, v[:-1]), dyn.integrate, r"v has shape \((2, )?17,?\)"),
                               ((q, bad_q), dyn.difference, "q1 holds a non-finite value"),
                               ((zero, q), dyn.difference, "q0.* is zero"),
                               ((zero,), dyn.normalize, "q.* is zero")]:
-        for form in (np.asarray, lambda a: a.tolist()):
+        for form in (np.asarray, lambda a: a.tolist(), lambda a: np.stack([a, a])):
             with pytest.raises(ShapeError, match=pattern):
                 fn(model, *(form(a) for a in args))
             cases += 1
     with pytest.raises(Exception, match="dt = nan; expected a finite number"):
         dyn.integrate(model, q, v, float("nan"))
-    assert cases == 12
+    assert cases == 18
 
 
 def test_the_stage_correction_kernel_matches_the_numpy_series(setup):

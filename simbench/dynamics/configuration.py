@@ -131,6 +131,19 @@ def _one(a: Any, n: int) -> bool:
     return a.__class__ is _ND and a.dtype is _F8 and a.ndim == 1 and a.shape[0] == n
 
 
+def _plain(a: Any, b: Any, na: int, nb: int) -> int:
+    """1 or 2 when a and b are float64 arrays the kernels read as they are: one configuration
+    each (1-D, of na and nb entries) or as many rows each (2-D); 0 for anything else (the
+    general path validates, broadcasts and explains)."""
+    if a.__class__ is _ND and b.__class__ is _ND and a.dtype is _F8 and b.dtype is _F8:
+        nd = a.ndim
+        if nd == 1 and b.ndim == 1:
+            return 1 if a.shape[0] == na and b.shape[0] == nb else 0
+        if nd == 2 and b.ndim == 2:
+            return 2 if a.shape[1] == na and b.shape[1] == nb and a.shape[0] == b.shape[0] else 0
+    return 0
+
+
 def _rows(model: RobotModel, a: np.ndarray, b: np.ndarray) -> tuple[tuple, np.ndarray, np.ndarray]:
     """Validated a, b (..., size) as (N, size) arrays (broadcast views where they broadcast),
     with the batch shape."""
@@ -148,14 +161,19 @@ def integrate(model: RobotModel, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     """``q (+) v dt``: the configuration reached from q by moving with velocity v for dt,
     shape (..., nq); its quaternions have norm 1 (as Pinocchio's ``integrate``).
 
-    One configuration as float64 arrays goes straight to a compiled kernel
+    One configuration, or rows of them, as float64 arrays go straight to a compiled kernel
     (:mod:`.kernels.configuration`, which checks finiteness and zero quaternions and hands
     anything it refuses to the general path, which explains); anything else is validated once
     and runs through the row kernel."""
     s = space(model)
-    if dt.__class__ in _FLOATS and _one(q, s.nq) and _one(v, s.nv) and math.isfinite(dt):
+    nd = _plain(q, v, s.nq, s.nv) if dt.__class__ in _FLOATS and math.isfinite(dt) else 0
+    if nd == 1:
         out = np.empty(s.nq)
         if K.integrate_one_raw(q, v, dt, s.iq, s.iv, s.base, s.sq, s.sv, out) == K.OK:
+            return out
+    elif nd == 2:
+        out = np.empty((q.shape[0], s.nq))
+        if K.integrate_rows_raw(q, v, dt, s.iq, s.iv, s.base, s.sq, s.sv, out) == K.OK:
             return out
     q = as_joint_array(model, q, "q")
     v = as_joint_array(model, v, "v", "v")
@@ -173,9 +191,14 @@ def difference(model: RobotModel, q0: Any, q1: Any) -> np.ndarray:
     prismatic joints, that angle wrapped to [-pi, pi) for continuous joints (the shorter way
     round the circle), the SE(3) / SO(3) log for the base and spherical joints."""
     s = space(model)
-    if _one(q0, s.nq) and _one(q1, s.nq):
+    nd = _plain(q0, q1, s.nq, s.nq)
+    if nd == 1:
         out = np.empty(s.nv)
         if K.difference_one_raw(q0, q1, s.iq, s.iv, s.ic, s.base, s.sq, s.sv, out) == K.OK:
+            return out
+    elif nd == 2:
+        out = np.empty((q0.shape[0], s.nv))
+        if K.difference_rows_raw(q0, q1, s.iq, s.iv, s.ic, s.base, s.sq, s.sv, out) == K.OK:
             return out
     shape, Q0, Q1 = _rows(model, as_joint_array(model, q0, "q0"), as_joint_array(model, q1, "q1"))
     out = np.empty((Q0.shape[0], s.nv))
@@ -187,9 +210,10 @@ def difference(model: RobotModel, q0: Any, q1: Any) -> np.ndarray:
 def normalize(model: RobotModel, q: Any) -> np.ndarray:
     """q with every quaternion scaled to unit norm (..., nq)."""
     s = space(model)
-    if _one(q, s.nq):
-        out = np.empty(s.nq)
-        if K.normalize_rows_raw(q[None], s.quats, out[None]) == K.OK:
+    nd = _plain(q, q, s.nq, s.nq)
+    if nd:
+        out = np.empty(q.shape)
+        if K.normalize_rows_raw(q.reshape(-1, s.nq), s.quats, out.reshape(-1, s.nq)) == K.OK:
             return out
     q = as_joint_array(model, q, "q")
     if not s.quats.size:
