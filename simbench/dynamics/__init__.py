@@ -29,7 +29,7 @@ Modules: :mod:`.rnea` (inverse dynamics), :mod:`.crba` (mass matrix), :mod:`.for
 dynamics), :mod:`.integrators` (``simulate`` for any acceleration function), :mod:`.configuration`
 (``integrate``, ``difference``, ``normalize``), :mod:`.kinematics` (poses, Jacobians, energies), :mod:`.centroidal` (centroidal momentum, link
 twists, J' v),
-:mod:`.lagrange` (the independent Lagrangian formulation), :mod:`.rigid_body` (a free body on
+:mod:`.coriolis` (``C(q, v)`` of any tree, one compiled walk), :mod:`.lagrange` (the independent Lagrangian formulation), :mod:`.rigid_body` (a free body on
 SE(3)), :mod:`.symbolic` (sympy), :mod:`.packing` (model -> kernel arrays), :mod:`.inputs`
 (arguments), :mod:`.kernels` (the numba loops), :mod:`.protocols` (plug-in points).
 """
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..model import GRAVITY, RobotModel
-from . import lagrange, rigid_body
+from . import coriolis, lagrange, rigid_body
 from .centroidal import centroidal_momentum, centroidal_momentum_matrix, link_acceleration_bias, link_velocity
 from .configuration import difference, integrate, normalize
 from .crba import mass_matrix
@@ -51,9 +51,11 @@ from .rnea import bias_forces, gravity_torques, inverse_dynamics
 
 
 def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
-    """``C(q, q')`` from the Christoffel symbols of ``M`` (so ``M' - 2C`` is skew-symmetric and
-    ``C q' + g = bias_forces``); see :func:`simbench.dynamics.lagrange.coriolis_matrix`."""
-    return lagrange.coriolis_matrix(model, q, qd)
+    """``C(q, q')`` (..., nv, nv) of any model (floating base, spherical joints): ``C q' + g =
+    bias_forces`` and ``M' - 2C`` skew-symmetric, Pinocchio's ``computeCoriolisMatrix`` (on a
+    fixed base the Christoffel C of :func:`.lagrange.coriolis_matrix`); one compiled walk of the
+    tree, see :func:`simbench.dynamics.coriolis.coriolis_matrix`."""
+    return coriolis.coriolis_matrix(model, q, qd)
 
 
 def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
