@@ -421,6 +421,8 @@ CASES = [
     C("pose-link-as-list", api("dyn.link_pose(model, [0.0], ['b', 'a'])"), {}, "link = ['b', 'a']", "expected one link name (a str), e.g. 'b'"),
     C("jacobian-link-as-index", api("dyn.link_jacobian(model, [0.0], 1)"), {}, "link = 1", "expected one link name (a str)"),
     C("model-joint-case", api("model.joint_index('J')"), {}, "'J'", "did you mean 'j'?"),
+    C("sim-detector-max-distance", api("sim.detector([(('robot', 'b'), 'other')], max_distance=3)"), {}, "detector() got max_distance=3", "max_distance is given to each query: det = detector(pairs); det.compute_distances(q, max_distance=3)"),
+    C("sim-detector-unknown-argument", api("sim.detector([(('robot', 'b'), 'other')], robt='robot')"), {}, "unknown argument 'robt'", "did you mean 'robot'?"),
     C("collision-q-dict-unknown-joint", api("det.compute_distances({'jj': 0})"), {}, "'jj'", "did you mean 'j'?"),
     C("collision-pair-unknown-body", api("CollisionDetector(det.loaded, [('robott', 'other')])"), {}, "'robott'", "did you mean 'robot'?"),
     C("collision-pair-unknown-link", api("CollisionDetector(det.loaded, [(('robot', 'bb'), 'other')])"), {}, "'bb'", "did you mean 'b'?"),
@@ -604,6 +606,9 @@ class _Names(dict):
             client = p.connect(p.DIRECT)
             self.close.append(lambda: p.disconnect(physicsClientId=client))
             value = CollisionDetector(Scene.from_toml("two.toml").load(client), [(("robot", "b"), "other")])
+        elif key == "sim":
+            value = Simulation("two.toml", gui=False)
+            self.close.append(value.close)
         else:
             raise KeyError(key)
         self[key] = value

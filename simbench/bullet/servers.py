@@ -15,7 +15,7 @@ import numpy as np
 import pybullet as p
 
 from .._quiet import quiet_fds
-from ..errors import SimbenchError
+from ..errors import SimbenchError, closest, shown
 from .display import choose_gui_held, display_available  # noqa: F401  (display_available: re-exported)
 from .scene import LoadedScene, Scene, load_scene
 
@@ -200,8 +200,21 @@ class ServerPair:
     def detector(self, pairs: Any, **kwargs: Any) -> Any:
         """A :class:`~simbench.bullet.collision.CollisionDetector` on the collision server that
         syncs with the main world before each query (``kwargs`` as for the detector)."""
+        import inspect
+
         from .collision import CollisionDetector
 
+        known = [k for k in inspect.signature(CollisionDetector).parameters if k not in ("scene", "pairs")]
+        for key, value in kwargs.items():
+            if key in ("max_distance", "margin"):   # a query's argument, not the detector's
+                query = "compute_distances" if key == "max_distance" else "in_collision"
+                raise SimbenchError(f"detector() got {key}={shown(value)}; {key} is given to each query: "
+                                    f"det = detector(pairs); det.{query}(q, {key}={shown(value)})")
+            if key not in known:
+                near = closest(key, known, n=1)
+                listed = ", ".join(k for k in known if k not in ("bodies", "sync"))
+                raise SimbenchError(f"detector() got an unknown argument {key!r}; "
+                                    + (f"did you mean {near[0]!r}?" if near else f"expected one of {listed}"))
         return CollisionDetector(self, pairs, **kwargs)
 
     def add_body(self, spec: Any) -> int:
