@@ -88,3 +88,37 @@ def test_interpreter_exit_finishes_recordings_and_disconnects(tmp_path):
     assert im.n_frames == 6
     im.seek(5)
     assert np.asarray(im.convert("RGB")).std() > 5
+
+
+def test_a_window_when_possible_runs_headless_while_one_window_is_open():
+    """``Simulation(gui=None)`` means "a window when a display answers"; with a GUI simulation
+    already open in the process it raised PyBullet's one-GUI-per-process error. It now runs
+    headless with one warning, while ``gui=True`` still refuses. Oracle: PyBullet's own
+    ``getConnectionInfo`` of each main client (connectionMethod 1 = GUI, 2 = DIRECT), under a
+    real X server (xvfb-run)."""
+    from conftest import require_xvfb
+    code = textwrap.dedent("""
+        import logging, pybullet as p, simbench
+        logging.basicConfig(level=logging.WARNING, format="%(message)s")
+        a = simbench.Simulation(gui=True)
+        b = simbench.Simulation(gui=None)
+        print("methods", p.getConnectionInfo(a.client)["connectionMethod"], p.getConnectionInfo(b.client)["connectionMethod"])
+        try:
+            simbench.Simulation(gui=True)
+        except simbench.SimbenchError as e:
+            print("refused:", e)
+        b.close(); a.close()
+        c = simbench.Simulation(gui=None)
+        print("after close", p.getConnectionInfo(c.client)["connectionMethod"])
+        c.close()
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("DISPLAY", None)
+    proc = subprocess.run([require_xvfb(), "-a", "-s", "-screen 0 640x480x24", sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert f"methods {p.GUI} {p.DIRECT}" in lines and f"after close {p.GUI}" in lines, proc.stdout
+    assert any(l.startswith("refused: PyBullet allows one GUI server per process") for l in lines), proc.stdout
+    assert ("a GUI window is already open in this process (client 0; PyBullet allows one); running headless "
+            "(DIRECT) instead") in proc.stderr, proc.stderr

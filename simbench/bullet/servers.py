@@ -6,6 +6,7 @@ so body ids are equal in both.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import weakref
@@ -18,6 +19,8 @@ from .._quiet import quiet_fds
 from ..errors import SimbenchError, closest, shown
 from .display import choose_gui_held, display_available  # noqa: F401  (display_available: re-exported)
 from .scene import LoadedScene, Scene, load_scene
+
+log = logging.getLogger(__name__)
 
 _gui_lock = threading.Lock()
 _gui_client: int | None = None
@@ -47,7 +50,12 @@ def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, boo
     one answers), else DIRECT with one logged line (see :mod:`simbench.bullet.display`).
     Returns ``(client, is_gui)``. ``options`` go to ``p.connect(p.GUI, options=...)`` (e.g.
     ``"--width=800 --height=600"``). A second GUI in one process is a clear error."""
-    use_gui, held = choose_gui_held(check_gui(gui))
+    gui = check_gui(gui)
+    if gui is None and _gui_open():   # "a window when possible": not possible, one is open
+        log.warning("a GUI window is already open in this process (client %d; PyBullet allows one); "
+                    "running headless (DIRECT) instead", _gui_client)
+        return p.connect(p.DIRECT), False
+    use_gui, held = choose_gui_held(gui)
     if not use_gui:
         return p.connect(p.DIRECT), False
     try:
@@ -57,10 +65,14 @@ def open_client(gui: bool | None = None, *, options: str = "") -> tuple[int, boo
             held.close()
 
 
+def _gui_open() -> bool:
+    return _gui_client is not None and bool(p.isConnected(physicsClientId=_gui_client))
+
+
 def _open_gui(options: str) -> int:
     global _gui_client
     with _gui_lock:
-        if _gui_client is not None and p.isConnected(physicsClientId=_gui_client):
+        if _gui_open():
             raise SimbenchError("PyBullet allows one GUI server per process and one is already open "
                                 f"(client {_gui_client}); close it first or use gui=False")
         with quiet_fds(1):  # PyBullet prints its OpenGL set-up on stdout, up to the first frame
