@@ -15,7 +15,7 @@ import pytest
 
 import simbench.dynamics as dyn
 from _dyn_helpers import require
-from simbench.dynamics.configuration import space
+from simbench.dynamics.configuration import quaternion_slices
 from simbench.errors import ShapeError
 from simbench.model import RobotModel
 from simbench.oracles.pinocchio import PinocchioMap, built_model
@@ -126,7 +126,8 @@ def test_normalize_matches_pinocchio(setup):
             got = dyn.normalize(model, q)
             ours = mp.q(got.reshape(-1))
             quat = np.zeros(model.nq, dtype=bool)
-            for s in space(model).quats:
+            base, sph = quaternion_slices(model)
+            for s in [s + 3 for s, _ in base] + [s for s, _ in sph]:
                 quat[s:s + 4] = True
             pin_quat = mp.q(quat.astype(float)) > 0.5
             np.testing.assert_allclose(ours[pin_quat], want[pin_quat], rtol=0, atol=1e-15, err_msg=name)
@@ -136,7 +137,7 @@ def test_normalize_matches_pinocchio(setup):
 
 
 def test_the_fast_path_refuses_what_the_general_path_explains():
-    """nan, a zero quaternion, the wrong length, a non-finite dt: the same error as before the
+    """nan, a zero quaternion, the wrong length (the kernels check it), a non-finite dt: the same error as before the
     fast path (the general path's), whatever the form (one float64 array, a list, a batch of
     two float64 rows)."""
     model = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
@@ -151,14 +152,16 @@ def test_the_fast_path_refuses_what_the_general_path_explains():
                               ((q, v[:-1]), dyn.integrate, r"v has shape \((2, )?17,?\)"),
                               ((q, bad_q), dyn.difference, "q1 holds a non-finite value"),
                               ((zero, q), dyn.difference, "q0.* is zero"),
-                              ((zero,), dyn.normalize, "q.* is zero")]:
+                              ((zero,), dyn.normalize, "q.* is zero"),
+                              ((q, q[:-1]), dyn.difference, r"q1 has shape \((2, )?18,?\)"),
+                              ((q[1:],), dyn.normalize, r"q has shape \((2, )?18,?\)")]:
         for form in (np.asarray, lambda a: a.tolist(), lambda a: np.stack([a, a])):
             with pytest.raises(ShapeError, match=pattern):
                 fn(model, *(form(a) for a in args))
             cases += 1
     with pytest.raises(Exception, match="dt = nan; expected a finite number"):
         dyn.integrate(model, q, v, float("nan"))
-    assert cases == 18
+    assert cases == 24
 
 
 def test_the_stage_correction_kernel_matches_the_numpy_series(setup):

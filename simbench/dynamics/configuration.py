@@ -24,7 +24,6 @@ recomputed at every call); Pinocchio's 0.55 us.
 """
 from __future__ import annotations
 
-import math
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -46,18 +45,13 @@ _FLOATS = (float, np.float64)
 
 @dataclass(frozen=True, eq=False)
 class Space:
-    """The index arrays of a model's configuration space, as the kernels of
-    :mod:`.kernels.configuration` take them (int64, C-contiguous, read-only)."""
+    """A model's configuration space as the kernels of :mod:`.kernels.configuration` take it:
+    ``idx``, one read-only int64 array (its layout in that module's docstring)."""
 
     nq: int
     nv: int
-    iq: np.ndarray       # q index of each scalar (revolute, prismatic) joint
-    iv: np.ndarray       # its v index
-    ic: np.ndarray       # v index of each continuous joint
-    base: int            # 1 with a floating base
-    sq: np.ndarray       # q start of each spherical joint
-    sv: np.ndarray       # its v start
-    quats: np.ndarray    # q start of every quaternion (the base's first)
+    idx: np.ndarray
+    quats: int           # the number of quaternions (the base's, the spherical joints')
 
 
 #: Space per packed model: kept as long as :func:`.packing.kernel_model`'s result, which the
@@ -83,16 +77,13 @@ def space(model: RobotModel) -> Space:
 
 
 def _build_space(model: RobotModel) -> Space:
-    def ints(x: Any) -> np.ndarray:
-        a = np.ascontiguousarray(x, dtype=np.int64).reshape(-1)
-        a.setflags(write=False)
-        return a
-
     iq, iv = _scalar_index(model)
+    ic = _continuous_v_index(model)
     base, sph = quaternion_slices(model)
-    return Space(nq=model.nq, nv=model.nv, iq=ints(iq), iv=ints(iv), ic=ints(_continuous_v_index(model)),
-                 base=1 if base else 0, sq=ints([s for s, _ in sph]), sv=ints([s for _, s in sph]),
-                 quats=ints([s + 3 for s, _ in base] + [s for s, _ in sph]))
+    idx = np.ascontiguousarray(np.r_[model.nq, model.nv, 1 if base else 0, len(iq), len(ic), len(sph),
+                                     iq, iv, ic, [s for s, _ in sph], [s for _, s in sph]], dtype=np.int64)
+    idx.setflags(write=False)
+    return Space(nq=model.nq, nv=model.nv, idx=idx, quats=len(base) + len(sph))
 
 
 def quaternion_slices(model: RobotModel) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -126,21 +117,14 @@ def _wrap_angle(a: Any) -> np.ndarray:
     return a - 2.0 * np.pi * np.floor((a + np.pi) / (2.0 * np.pi))
 
 
-def _one(a: Any, n: int) -> bool:
-    """a is one configuration the single-call kernels read as it is: a 1-D float64 array of n."""
-    return a.__class__ is _ND and a.dtype is _F8 and a.ndim == 1 and a.shape[0] == n
-
-
-def _plain(a: Any, b: Any, na: int, nb: int) -> int:
-    """1 or 2 when a and b are float64 arrays the kernels read as they are: one configuration
-    each (1-D, of na and nb entries) or as many rows each (2-D); 0 for anything else (the
-    general path validates, broadcasts and explains)."""
+def _plain(a: Any, b: Any) -> int:
+    """1 or 2 when a and b are float64 arrays the kernels read as they are, of that many
+    dimensions (one configuration each, or rows); 0 for anything else (the general path
+    validates, broadcasts and explains). The kernels check the lengths."""
     if a.__class__ is _ND and b.__class__ is _ND and a.dtype is _F8 and b.dtype is _F8:
         nd = a.ndim
-        if nd == 1 and b.ndim == 1:
-            return 1 if a.shape[0] == na and b.shape[0] == nb else 0
-        if nd == 2 and b.ndim == 2:
-            return 2 if a.shape[1] == na and b.shape[1] == nb and a.shape[0] == b.shape[0] else 0
+        if nd == b.ndim and (nd == 1 or nd == 2):
+            return nd
     return 0
 
 
@@ -166,21 +150,21 @@ def integrate(model: RobotModel, q: Any, v: Any, dt: float = 1.0) -> np.ndarray:
     anything it refuses to the general path, which explains); anything else is validated once
     and runs through the row kernel."""
     s = space(model)
-    nd = _plain(q, v, s.nq, s.nv) if dt.__class__ in _FLOATS and math.isfinite(dt) else 0
+    nd = _plain(q, v) if dt.__class__ in _FLOATS else 0
     if nd == 1:
         out = np.empty(s.nq)
-        if K.integrate_one_raw(q, v, dt, s.iq, s.iv, s.base, s.sq, s.sv, out) == K.OK:
+        if K.integrate_one_raw(q, v, dt, s.idx, out) == K.OK:
             return out
     elif nd == 2:
         out = np.empty((q.shape[0], s.nq))
-        if K.integrate_rows_raw(q, v, dt, s.iq, s.iv, s.base, s.sq, s.sv, out) == K.OK:
+        if K.integrate_rows_raw(q, v, dt, s.idx, out) == K.OK:
             return out
     q = as_joint_array(model, q, "q")
     v = as_joint_array(model, v, "v", "v")
     dt = finite_number(dt, "dt", " of seconds (or any scale of v)")
     shape, Q, V = _rows(model, q, v)
     out = np.empty((Q.shape[0], s.nq))
-    if K.integrate_rows_raw(Q, V, dt, s.iq, s.iv, s.base, s.sq, s.sv, out) != K.OK:
+    if K.integrate_rows_raw(Q, V, dt, s.idx, out) != K.OK:
         raise _refused("integrate")
     return out.reshape(shape + (s.nq,))
 
@@ -191,18 +175,18 @@ def difference(model: RobotModel, q0: Any, q1: Any) -> np.ndarray:
     prismatic joints, that angle wrapped to [-pi, pi) for continuous joints (the shorter way
     round the circle), the SE(3) / SO(3) log for the base and spherical joints."""
     s = space(model)
-    nd = _plain(q0, q1, s.nq, s.nq)
+    nd = _plain(q0, q1)
     if nd == 1:
         out = np.empty(s.nv)
-        if K.difference_one_raw(q0, q1, s.iq, s.iv, s.ic, s.base, s.sq, s.sv, out) == K.OK:
+        if K.difference_one_raw(q0, q1, s.idx, out) == K.OK:
             return out
     elif nd == 2:
         out = np.empty((q0.shape[0], s.nv))
-        if K.difference_rows_raw(q0, q1, s.iq, s.iv, s.ic, s.base, s.sq, s.sv, out) == K.OK:
+        if K.difference_rows_raw(q0, q1, s.idx, out) == K.OK:
             return out
     shape, Q0, Q1 = _rows(model, as_joint_array(model, q0, "q0"), as_joint_array(model, q1, "q1"))
     out = np.empty((Q0.shape[0], s.nv))
-    if K.difference_rows_raw(Q0, Q1, s.iq, s.iv, s.ic, s.base, s.sq, s.sv, out) != K.OK:
+    if K.difference_rows_raw(Q0, Q1, s.idx, out) != K.OK:
         raise _refused("difference")
     return out.reshape(shape + (s.nv,))
 
@@ -210,16 +194,16 @@ def difference(model: RobotModel, q0: Any, q1: Any) -> np.ndarray:
 def normalize(model: RobotModel, q: Any) -> np.ndarray:
     """q with every quaternion scaled to unit norm (..., nq)."""
     s = space(model)
-    nd = _plain(q, q, s.nq, s.nq)
+    nd = _plain(q, q)
     if nd:
         out = np.empty(q.shape)
-        if K.normalize_rows_raw(q.reshape(-1, s.nq), s.quats, out.reshape(-1, s.nq)) == K.OK:
+        if K.normalize_rows_raw(q if nd == 2 else q[None], s.idx, out if nd == 2 else out[None]) == K.OK:
             return out
     q = as_joint_array(model, q, "q")
-    if not s.quats.size:
+    if not s.quats:
         return np.array(q)
     out = np.empty(q.shape)
-    if K.normalize_rows_raw(q.reshape(-1, s.nq), s.quats, out.reshape(-1, s.nq)) != K.OK:
+    if K.normalize_rows_raw(q.reshape(-1, s.nq), s.idx, out.reshape(-1, s.nq)) != K.OK:
         raise _refused("normalize")
     return out
 
@@ -242,10 +226,10 @@ def tangent_dexp_inv(model: RobotModel, u: np.ndarray, v: np.ndarray) -> np.ndar
     ``u' = dexp_{-u}^-1 (v) = v + [u, v]/2 + [u, [u, v]]/12`` on SE(3) and SO(3), ``u' = v``
     on the real line."""
     s = space(model)
-    if _one(u, s.nv) and _one(v, s.nv):    # one increment (a Runge-Kutta stage): the kernel
+    if _plain(u, v) == 1:    # one increment (a Runge-Kutta stage): the kernel
         out = np.empty(s.nv)
-        K.dexp_inv_one_raw(u, v, s.base, s.sv, out)
-        return out
+        if K.dexp_inv_one_raw(u, v, s.idx, out) == K.OK:
+            return out
     out = np.array(v, dtype=float)
     base, sph = quaternion_slices(model)
     for _, sv in base:

@@ -245,13 +245,13 @@ def simulate_model(model: RobotModel, q0: Any, qd0: Any, dt: float, steps: int,
 
     def add(qq: np.ndarray, u: np.ndarray) -> np.ndarray:
         out = np.empty(sp.nq)
-        if K.integrate_one_raw(qq, u, 1.0, sp.iq, sp.iv, sp.base, sp.sq, sp.sv, out) == K.OK:
+        if K.integrate_one_raw(qq, u, 1.0, sp.idx, out) == K.OK:
             return out
         return _integrate(model, qq, u) if np.isfinite(u).all() else np.full(model.nq, np.nan)
 
     def dinv(u: np.ndarray, v: np.ndarray) -> np.ndarray:
         out = np.empty(sp.nv)
-        K.dexp_inv_one_raw(u, v, sp.base, sp.sv, out)
+        K.dexp_inv_one_raw(u, v, sp.idx, out)     # OK: u and v have nv entries
         return out
     TAU = np.empty((steps + 1, model.nv))
 

@@ -8,12 +8,15 @@ without fast-math, so that the results are the numpy ones up to rounding; the SE
 difference takes the rotation vector from the relative quaternion (``quat_log``) rather than
 from its rotation matrix, and ``J_l^-1`` in closed form instead of a 3x3 solve.
 
-The model enters as (``iq``, ``iv``): q and v index of each scalar joint; ``ic``: v index of each
-continuous joint (its difference wrapped to [-pi, pi)); ``base``: 1 with a floating base
-(q[0:7], v[0:6]), else 0; (``sq``, ``sv``): q and v start of each spherical joint. Entries return
-a status instead of raising: ``OK`` (0), or ``BAD`` (1) when an input holds nan or inf or a
-quaternion is zero (the Python caller then validates and raises the clear error); the
-``dexp^-1`` entry has nothing to refuse.
+The model enters as one int64 array ``idx`` (one argument to unbox, ~0.1 us each):
+``[nq, nv, base, nsc, nc, nsph, iq (nsc), iv (nsc), ic (nc), sq (nsph), sv (nsph)]`` with
+``base`` 1 for a floating base (q[0:7], v[0:6]), (``iq``, ``iv``) the q and v index of each
+scalar joint, ``ic`` the v index of each continuous joint (its difference wrapped to
+[-pi, pi)), (``sq``, ``sv``) the q and v start of each spherical joint. Entries check the
+lengths themselves (the Python fast path tests only type, dtype and dimensions) and return a
+status instead of raising: ``OK`` (0), or ``BAD`` (1) for a length other than the model's, an
+input holding nan or inf, a zero quaternion (the Python caller then validates and raises the
+clear error).
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ from ._jit import entry
 from .layout import ARR1, ARR2
 
 OK, BAD = 0, 1
+#: the header of ``idx``: nq, nv, base, nsc, nc, nsph
+H = 6
 IDX = "Array(int64, 1, 'C', readonly=True)"
 _OPTS = dict(cache=True, error_model="numpy", forceinline=True)
 
@@ -203,69 +208,105 @@ def _difference_row(Q0, Q1, r, iq, iv, ic, base, sq, sv, out):
 
 
 @njit(**_OPTS)
-def _normalize_row(Q, r, starts, out):
+def _normalize_row(Q, r, base, sq, out):
     if not _finite(Q, r):
         return BAD
-    for k in range(starts.shape[0]):
-        if not _quat_ok(Q, r, starts[k]):
+    if base and not _quat_ok(Q, r, 3):
+        return BAD
+    for k in range(sq.shape[0]):
+        if not _quat_ok(Q, r, sq[k]):
             return BAD
     for i in range(Q.shape[1]):
         out[r, i] = Q[r, i]
-    for k in range(starts.shape[0]):
-        s = starts[k]
+    if base:
+        _unit_into(out, r, 3, Q[r, 3], Q[r, 4], Q[r, 5], Q[r, 6])
+    for k in range(sq.shape[0]):
+        s = sq[k]
         _unit_into(out, r, s, Q[r, s], Q[r, s + 1], Q[r, s + 2], Q[r, s + 3])
     return OK
 
 
-@entry(f"int64({ARR1}, {ARR1}, float64, {IDX}, {IDX}, int64, {IDX}, {IDX}, float64[::1])",
-       fastmath=False)
-def integrate_one(q, v, dt, iq, iv, base, sq, sv, out):
-    """``out = q (+) v dt`` for one configuration; OK or BAD."""
+@njit(**_OPTS)
+def _unpack(idx):
+    """(nq, nv, base, iq, iv, ic, sq, sv) from the model's index array (see the module
+    docstring)."""
+    nsc, nc, nsph = idx[3], idx[4], idx[5]
+    a = H + nsc
+    b = a + nsc
+    c = b + nc
+    d = c + nsph
+    return idx[0], idx[1], idx[2], idx[H:a], idx[a:b], idx[b:c], idx[c:d], idx[d:d + nsph]
+
+
+@entry(f"int64({ARR1}, {ARR1}, float64, {IDX}, float64[::1])", fastmath=False)
+def integrate_one(q, v, dt, idx, out):
+    """``out = q (+) v dt`` for one configuration; OK, or BAD (also for a length other than
+    nq / nv, or a non-finite dt)."""
+    nq, nv, base, iq, iv, ic, sq, sv = _unpack(idx)
+    if q.shape[0] != nq or v.shape[0] != nv or out.shape[0] != nq or not math.isfinite(dt):
+        return BAD
     return _integrate_row(q[np.newaxis], v[np.newaxis], 0, dt, iq, iv, base, sq, sv, out[np.newaxis])
 
 
-@entry(f"int64({ARR2}, {ARR2}, float64, {IDX}, {IDX}, int64, {IDX}, {IDX}, float64[:, ::1])",
-       fastmath=False, nogil=True)
-def integrate_rows(Q, V, dt, iq, iv, base, sq, sv, out):
+@entry(f"int64({ARR2}, {ARR2}, float64, {IDX}, float64[:, ::1])", fastmath=False, nogil=True)
+def integrate_rows(Q, V, dt, idx, out):
     """:func:`integrate_one` per row of Q (N, nq) and V (N, nv); the first BAD row stops it."""
-    for r in range(Q.shape[0]):
+    nq, nv, base, iq, iv, ic, sq, sv = _unpack(idx)
+    n = Q.shape[0]
+    if Q.shape[1] != nq or V.shape[1] != nv or V.shape[0] != n or out.shape[0] != n or \
+            out.shape[1] != nq or not math.isfinite(dt):
+        return BAD
+    for r in range(n):
         if _integrate_row(Q, V, r, dt, iq, iv, base, sq, sv, out) != OK:
             return BAD
     return OK
 
 
-@entry(f"int64({ARR1}, {ARR1}, {IDX}, {IDX}, {IDX}, int64, {IDX}, {IDX}, float64[::1])",
-       fastmath=False)
-def difference_one(q0, q1, iq, iv, ic, base, sq, sv, out):
+@entry(f"int64({ARR1}, {ARR1}, {IDX}, float64[::1])", fastmath=False)
+def difference_one(q0, q1, idx, out):
     """``out = q1 (-) q0`` for one pair of configurations; OK or BAD."""
+    nq, nv, base, iq, iv, ic, sq, sv = _unpack(idx)
+    if q0.shape[0] != nq or q1.shape[0] != nq or out.shape[0] != nv:
+        return BAD
     return _difference_row(q0[np.newaxis], q1[np.newaxis], 0, iq, iv, ic, base, sq, sv,
                            out[np.newaxis])
 
 
-@entry(f"int64({ARR2}, {ARR2}, {IDX}, {IDX}, {IDX}, int64, {IDX}, {IDX}, float64[:, ::1])",
-       fastmath=False, nogil=True)
-def difference_rows(Q0, Q1, iq, iv, ic, base, sq, sv, out):
+@entry(f"int64({ARR2}, {ARR2}, {IDX}, float64[:, ::1])", fastmath=False, nogil=True)
+def difference_rows(Q0, Q1, idx, out):
     """:func:`difference_one` per row."""
-    for r in range(Q0.shape[0]):
+    nq, nv, base, iq, iv, ic, sq, sv = _unpack(idx)
+    n = Q0.shape[0]
+    if Q0.shape[1] != nq or Q1.shape[1] != nq or Q1.shape[0] != n or out.shape[0] != n or \
+            out.shape[1] != nv:
+        return BAD
+    for r in range(n):
         if _difference_row(Q0, Q1, r, iq, iv, ic, base, sq, sv, out) != OK:
             return BAD
     return OK
 
 
 @entry(f"int64({ARR2}, {IDX}, float64[:, ::1])", fastmath=False, nogil=True)
-def normalize_rows(Q, starts, out):
-    """Each row of Q with the quaternions at ``starts`` scaled to norm 1; OK or BAD."""
-    for r in range(Q.shape[0]):
-        if _normalize_row(Q, r, starts, out) != OK:
+def normalize_rows(Q, idx, out):
+    """Each row of Q with its quaternions scaled to norm 1; OK or BAD."""
+    nq, nv, base, iq, iv, ic, sq, sv = _unpack(idx)
+    n = Q.shape[0]
+    if Q.shape[1] != nq or out.shape[0] != n or out.shape[1] != nq:
+        return BAD
+    for r in range(n):
+        if _normalize_row(Q, r, base, sq, out) != OK:
             return BAD
     return OK
 
 
-@entry(f"int64({ARR1}, {ARR1}, int64, {IDX}, float64[::1])", fastmath=False)
-def dexp_inv_one(u, v, base, sv, out):
+@entry(f"int64({ARR1}, {ARR1}, {IDX}, float64[::1])", fastmath=False)
+def dexp_inv_one(u, v, idx, out):
     """The rate of the increment u at velocity v (:func:`..configuration.tangent_dexp_inv`):
     ``v + [u, v]/2 + [u, [u, v]]/12`` for the base (twists in (w, v) order) and the spherical
-    joints (v starts ``sv``), v elsewhere; always OK."""
+    joints, v elsewhere; OK, or BAD for a length other than nv."""
+    nq, nv, base, iq, iv, ic, sq, sv = _unpack(idx)
+    if u.shape[0] != nv or v.shape[0] != nv or out.shape[0] != nv:
+        return BAD
     for i in range(v.shape[0]):
         out[i] = v[i]
     if base:
