@@ -57,23 +57,28 @@ class Space:
 #: Space per packed model: kept as long as :func:`.packing.kernel_model`'s result, which the
 #: model keeps (a modified copy of a model packs afresh, and gets its own Space)
 _SPACES: weakref.WeakKeyDictionary[KernelModel, Space] = weakref.WeakKeyDictionary()
-_LAST: list = [None, None]      # the last (KernelModel, Space): one identity test per call
+#: the last (KernelModel, Space), one tuple replaced at once (threads never see a mixed pair):
+#: one identity test per call on the same model; it keeps that one packed model alive
+_LAST: tuple = (None, None)
 
 
 def space(model: RobotModel) -> Space:
     """The :class:`Space` of ``model`` (built at the first call, then kept with the model's
     :func:`~.packing.kernel_model`)."""
+    global _LAST
+    last = _LAST
     d = model._cache.get(KEY)     # kernel_model(model)'s entry, read without a call
-    if d is None or d is not _LAST[0]:
-        try:
-            d = kernel_model(model)
-        except SimbenchError:           # a model the kernels refuse (non-finite inertia)
-            return _build_space(model)
-        s = _SPACES.get(d)
-        if s is None:
-            s = _SPACES[d] = _build_space(model)
-        _LAST[0], _LAST[1] = d, s
-    return _LAST[1]
+    if d is not None and d is last[0]:
+        return last[1]
+    try:
+        d = kernel_model(model)
+    except SimbenchError:           # a model the kernels refuse (non-finite inertia)
+        return _build_space(model)
+    s = _SPACES.get(d)
+    if s is None:
+        s = _SPACES[d] = _build_space(model)
+    _LAST = (d, s)
+    return s
 
 
 def _build_space(model: RobotModel) -> Space:
