@@ -134,25 +134,29 @@ class Viewer:
     ``view --q`` does, a value outside a joint's limits is an error, see :func:`within_limits`)."""
 
     def __init__(self, target: str, gui: bool | None = None, q: Mapping[str, float] | None = None,
-                 render: str = "continuous", strict: bool = False):
+                 render: str = "continuous", strict: bool = False, robot: str | None = None):
         from .sim import Simulation
 
         # the window stays blank until frame() below: it showed the robot at q = 0 for 2-12 s
         # while the sliders came
         self.sim = Simulation(scene_of(target), gui=gui, render=render, show_window=False)
         try:
-            self.robot = self.sim.robot
+            self.robot = self.sim.robot if robot is None else self._posed(robot, target)
             self.model = self.robot.model
             self.limits = slider_limits(self.model)
             start = dict(zip(self.robot.joint_names, self.robot.initial_q.tolist()))
             unknown = [name for name in q or {} if name not in self.robot.joint_names]
+            body = unknown[0].split("/")[0] if unknown and "/" in unknown[0] else None
+            if body in self.sim.bodies and body != self.robot.name:   # `--q wall_arm/joint_4=-1`
+                raise SimbenchError(f"--q {unknown[0]}: the joints posed are body {self.robot.name!r}'s; to pose "
+                                    f"{body!r}, write --robot {body} --q {unknown[0].split('/', 1)[1]}=VALUE")
             if unknown:   # one clear line with close matches, naming the file rather than our body name
                 raise UnknownNameError("movable joint", unknown[0], self.robot.joint_names, f"--q of {target}")
             start.update(within_limits(q, self.model) if strict and q else (q or {}))
             self.start = {n: float(np.clip(start[n], *self.limits[n])) for n in self.robot.joint_names}
             self.groups = self._pairs()
-            self.detector = self.sim.detector([pair for _, pairs in self.groups for pair in pairs]) \
-                if self.groups else None
+            self.detector = self.sim.detector([pair for _, pairs in self.groups for pair in pairs],
+                                              robot=self.robot.name) if self.groups else None
             self.sliders: dict[str, int] = {}
             if self.sim.window is not None:  # no time readout: nothing steps here
                 self.sim.window.show_time = False
@@ -169,6 +173,16 @@ class Viewer:
         except BaseException:
             self.sim.close()
             raise
+
+    def _posed(self, name: str, target: str) -> Any:
+        """The handle of body ``name``, the one ``--robot`` asks to pose."""
+        movable = [n for n in self.sim.bodies if self.sim.body(n).movable_indices]
+        if name not in self.sim.bodies:
+            raise UnknownNameError("body", name, self.sim.bodies, f"--robot of {target}")
+        if name not in movable:
+            raise SimbenchError(f"--robot {name}: body {name!r} has no movable joints; expected one of "
+                                f"{', '.join(movable) or '(none)'}")
+        return self.sim.handle(name)
 
     def frame(self) -> dict[str, Any]:
         """Point the window's camera at the bodies as they are (not the space the joints can
@@ -266,6 +280,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="joint values (rad or m) within the joints' limits: slider start values, or "
                              "the headless picture's pose; one or more, --q repeatable (--q a=1 b=2 and "
                              "--q a=1 --q b=2 are the same); an item without '=' after them is the target")
+    parser.add_argument("--robot", metavar="NAME", help="the scene body posed by the sliders and --q (default: "
+                                                        "the scene's robot)")
     parser.add_argument("--out", metavar="PNG", help="headless picture (default view.png)")
     parser.add_argument("--size", type=_size, default=(800, 600), metavar="WxH", help="picture size (800x600)")
     parser.add_argument("--duration", type=float, metavar="S", help="close the window after S seconds")
@@ -284,7 +300,7 @@ def run_cli(args: argparse.Namespace) -> int:
     size = check_size(args.size)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise SimbenchError(f"--duration {shown(args.duration)}: expected a positive number of seconds")
-    viewer = Viewer(target, gui=args.gui, q=q, render=args.render, strict=True)
+    viewer = Viewer(target, gui=args.gui, q=q, render=args.render, strict=True, robot=args.robot)
     restore = stop_on_signals(None, sys.stderr, "simbench view")
     try:
         print(viewer.model.summary())

@@ -143,3 +143,57 @@ def test_view_picture_has_one_legend_naming_each_pair(tmp_path):
     assert len(swatches) == 4, swatches
     for (a, b), (c, d) in zip(lines[1:], swatches):
         assert a <= c < d <= b + 2, (lines, swatches)   # each entry beside its swatch
+
+
+TWO_ARMS = """
+[[body]]
+name = "floor"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+fixed_base = true
+
+[[body]]
+name = "wall"
+urdf = "pybullet_data:kuka_iiwa/model.urdf"
+fixed_base = true
+position = [0.9, 0.0, 1.0]
+orientation = [0.0, -1.5707963267948966, 0.0]
+"""
+
+
+def test_robot_chooses_the_scene_body_to_pose(tmp_path):
+    """``view two_arms.toml --q wall_arm/joint=...`` was refused (unknown joint): only the scene's
+    robot could be posed. ``--robot NAME`` poses another body, whose distances to the others are
+    measured; ``--q body/joint`` says to write ``--robot body``. Oracle: PyBullet on a DIRECT
+    client with both arms loaded by hand at the scene's poses, the wall arm's joints set, the
+    closest points between the two bodies (distance and the wall arm's link). Without the fix the
+    detector set the floor arm to the wall arm's q: 0.090 m where PyBullet says 0.037 m."""
+    import numpy as np
+    import pybullet as p
+    import pybullet_data
+    (tmp_path / "two.toml").write_text(TWO_ARMS)
+    proc = view(tmp_path, "two.toml", "--direct", "--robot", "wall", "--q", "lbr_iiwa_joint_2=0.5",
+                "lbr_iiwa_joint_4=-1", "--out", "v.png")
+    assert proc.returncode == 0, proc.stderr
+    q = q_line(proc.stdout)
+    assert q["lbr_iiwa_joint_2"] == 0.5 and q["lbr_iiwa_joint_4"] == -1.0 and len(q) == 7
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("distances: "))
+    label, value = line[len("distances: "):].rsplit(": ", 1)
+    c = p.connect(p.DIRECT)
+    try:
+        urdf = os.path.join(pybullet_data.getDataPath(), "kuka_iiwa/model.urdf")
+        floor = p.loadURDF(urdf, useFixedBase=True, flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        wall = p.loadURDF(urdf, [0.9, 0, 1], p.getQuaternionFromEuler([0, -np.pi / 2, 0]), useFixedBase=True,
+                          flags=p.URDF_USE_INERTIA_FROM_FILE, physicsClientId=c)
+        for j, v in ((1, 0.5), (3, -1.0)):
+            p.resetJointState(wall, j, v, physicsClientId=c)
+        points = p.getClosestPoints(wall, floor, 2.0, physicsClientId=c)
+        best = min(points, key=lambda pt: pt[8])
+        link = p.getJointInfo(wall, best[3], physicsClientId=c)[12].decode()   # the posed robot's link
+    finally:
+        p.disconnect(c)
+    assert len(points) > 0 and label == f"floor ({link})" and abs(float(value.split()[0]) - best[8]) < 1e-4, line
+    hint = view(tmp_path, "two.toml", "--direct", "--q", "wall/lbr_iiwa_joint_4=-1")
+    assert hint.returncode == 2 and ("--q wall/lbr_iiwa_joint_4: the joints posed are body 'floor''s; to pose "
+                                     "'wall', write --robot wall --q lbr_iiwa_joint_4=VALUE") in hint.stderr, hint.stderr
+    typo = view(tmp_path, "two.toml", "--direct", "--robot", "wal")
+    assert typo.returncode == 2 and "unknown body 'wal' in --robot of two.toml; did you mean 'wall'?" in typo.stderr
