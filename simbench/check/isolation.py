@@ -156,7 +156,7 @@ def died(label: str, status: int | None, where: str) -> str:
         why = "its exit status is unknown"
     else:
         why = f"exit status {status}" + (": did it call os._exit?" if status == 0 else "")
-    return f"the process running {label} died {where} before returning ({why})"
+    return f"the process running {label} died {where}{'' if where.startswith('while') else ' before returning'} ({why})"
 
 
 def _exited(proc: subprocess.Popen, timeout: float) -> bool:
