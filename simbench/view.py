@@ -165,7 +165,8 @@ class Viewer:
                 self.sim.window.show_panels()
                 for name in self.robot.joint_names:
                     lo, hi = self.limits[name]
-                    self.sliders[name] = p.addUserDebugParameter(name, lo, hi, self.start[name],
+                    # PyBullet's panel loses the first character of every caption ("'br_iiwa_joint_1")
+                    self.sliders[name] = p.addUserDebugParameter(" " + name, lo, hi, self.start[name],
                                                                  physicsClientId=self.sim.client)
             self.q = self.apply(self.start)
             if self.sim.window is not None:
