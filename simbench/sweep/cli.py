@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-size", metavar="K", help="rows per chunk file (default: collision and dynamics "
                         "10000, check 1)")
     parser.add_argument("--workers", metavar="W", help="processes or Ray actors (default: local: every CPU of this "
-                        "machine; ray: every CPU of the cluster)")
+                        "machine, for dynamics 1, whose batched kernels already use every core; ray: every CPU of "
+                        "the cluster)")
     parser.add_argument("--engine", default="local", metavar="local|ray",
                         help="local (default, no extra dependency) or ray (the sweep extra)")
     parser.add_argument("--ray-address", metavar="auto|ADDRESS",

@@ -43,6 +43,14 @@ from .sampling import check_seed, uniform, unit_quaternions
 logger = logging.getLogger(__name__)
 
 DEFAULT_CHUNK = 10_000
+#: the local engine's default processes: one. The batched kernels already run threads on every
+#: core, so a second process competes for them (2-core machine, 30,000 panda states, medians of
+#: 3: see the commit that set it)
+LOCAL_WORKERS = 1
+#: rows of the warm-up batch: more than ``SERIAL_ROWS`` (32), so the batched (span) kernels the
+#: chunks use compile, fewer than two threads' worth (``MIN_ROWS_PER_THREAD``, 512), so no thread
+#: starts in the driver before it forks its workers
+WARM_ROWS = 64
 BASE_POSITION = 1.0   # the base position is uniform in [-1, 1] m per axis (random_configuration's)
 
 
@@ -166,4 +174,23 @@ def open_runner(spec: JobSpec) -> DynamicsRunner:
     return DynamicsRunner(spec)
 
 
-__all__ = ["prepare", "open_runner", "DynamicsRunner", "state_bounds", "states", "DEFAULT_CHUNK"]
+def warm_up(spec: JobSpec) -> None:
+    """Compile (or load from numba's disk cache) the kernels the chunks will use, in this process:
+    the rows of the first and the last chunk, cut to :data:`WARM_ROWS`, through the runner
+    (results dropped). A batch of up to 32 rows takes the serial kernels, a larger one the batched
+    ones: both sizes where the chunks have both."""
+    from ..dynamics.inputs import SERIAL_ROWS
+
+    chunks = spec.chunks()
+    sizes = {min(c.rows, WARM_ROWS) for c in (chunks[0], chunks[-1])}
+    sizes = {min(s for s in sizes if s <= SERIAL_ROWS), max(sizes)} if min(sizes) <= SERIAL_ROWS else {max(sizes)}
+    runner = DynamicsRunner(spec)
+    try:
+        for rows in sorted(sizes):
+            runner.run(Chunk(-1, 0, rows))
+    finally:
+        runner.close()
+
+
+__all__ = ["prepare", "open_runner", "warm_up", "DynamicsRunner", "state_bounds", "states", "DEFAULT_CHUNK",
+           "LOCAL_WORKERS"]

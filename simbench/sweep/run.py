@@ -38,7 +38,8 @@ class SweepResult:
 
     @property
     def rate(self) -> float:
-        """Rows computed per second of wall time (this run)."""
+        """Rows computed per second of wall time (this run; a first use's compile of the
+        dynamics kernels, ``facts["compile_seconds"]``, is not in ``seconds``)."""
         return self.rows / self.seconds if self.seconds > 0 else 0.0
 
     @property
@@ -61,6 +62,8 @@ class SweepResult:
         what = f"{_count(self.rows, UNITS.get(job['kind'], 'row'))} in {_count(self.computed, 'chunk')}"
         rate = f", {self.rate:,.0f}/s" if self.rate >= 10 else f", {self.rate:.2g}/s" if self.rate else ""
         extra = f", Ray start-up {self.facts['ray_startup_seconds']:.1f} s" if "ray_startup_seconds" in self.facts else ""
+        extra += (f", kernels compiled first in {self.facts['compile_seconds']:.1f} s (once: cached for later runs)"
+                  if "compile_seconds" in self.facts else "")
         extra += f", {_count(self.skipped, 'chunk')} already done" if self.skipped else ""
         extra += f", {self.redone} redone (checksum)" if self.redone else ""
         state = "complete" if self.complete else f"{n} of {total} chunks"
@@ -95,11 +98,59 @@ def prepare(kind: str, targets: Sequence[str], **options: Any) -> JobSpec:
     return spec
 
 
-def default_workers() -> int:
+def default_workers(kind: str | None = None) -> int:
+    """The local engine's processes when ``workers`` is not given: every CPU of this machine,
+    except for a job whose module sets ``LOCAL_WORKERS`` (dynamics: 1, its batched kernels
+    already run threads on every core, so more processes only compete for them)."""
+    if kind is not None:
+        own = getattr(job_module(kind), "LOCAL_WORKERS", None)
+        if own is not None:
+            return own
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+class _CompileWatch(logging.Filter):
+    """On the ``simbench.dynamics`` logger during a warm-up: its per-kernel "compiling ..." /
+    "compiled ..." lines become one line of the sweep's (the first time one comes); other records
+    pass as the logger's level allowed before."""
+
+    def __init__(self, level: int):
+        super().__init__()
+        self.level, self.seen = level, False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith(("compiling", "compiled")):
+            if not self.seen:
+                self.seen = True
+                logger.info("compiling the dynamics kernels (first use, about a minute; cached on disk for the "
+                            "workers and later runs) ...")
+            return False
+        return record.levelno >= self.level
+
+
+def _warm_up(spec: JobSpec) -> float | None:
+    """Run the job's ``warm_up(spec)`` (if its module has one: a tiny batch through the same
+    compiled kernels) in this process, before any worker starts, so that the kernels are
+    compiled once and cached on disk, and the workers load them. Returns the seconds it took
+    when it compiled (announced in one line), None when the kernels were cached already."""
+    warm = getattr(job_module(spec.kind), "warm_up", None)
+    if warm is None:
+        return None
+    dyn = logging.getLogger("simbench.dynamics")
+    watch = _CompileWatch(dyn.getEffectiveLevel())
+    saved = dyn.level
+    dyn.setLevel(min(logging.INFO, dyn.getEffectiveLevel()))   # to see the compile even with -q
+    dyn.addFilter(watch)
+    t = time.perf_counter()
+    try:
+        warm(spec)
+    finally:
+        dyn.removeFilter(watch)
+        dyn.setLevel(saved)
+    return time.perf_counter() - t if watch.seen else None
 
 
 def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", workers: int | None = None,
@@ -126,7 +177,7 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         started = start(ray, ray_address, workers)
         if started:
             facts["ray_startup_seconds"] = time.perf_counter() - t
-    n_workers = workers or (default_workers() if engine == "local" else 0)
+    n_workers = workers or (default_workers(spec.kind) if engine == "local" else 0)
     t0 = time.perf_counter()
     try:
         folder = SweepFolder(out, spec, engine=engine, workers=n_workers)
@@ -141,8 +192,15 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
     rows = sum(c.rows for c in folder.todo)
     from ..progress import progress as bar_of
 
-    bar = bar_of(total=rows, desc=f"sweep {spec.kind}", unit=UNITS.get(spec.kind, "row")) if progress else None
+    bar = None
+    compiled = None
     try:
+        if folder.todo and (engine == "local" or ray_address is None):  # workers on this machine share the cache
+            compiled = _warm_up(spec)
+            if compiled is not None:
+                facts["compile_seconds"] = compiled
+        bar = bar_of(total=rows, desc=f"sweep {spec.kind}", unit=UNITS.get(spec.kind, "row")) if progress else None
+
         def deliver(result: ChunkData) -> None:
             folder.write(result)
             if bar is not None:
@@ -166,8 +224,9 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
     finally:
         if bar is not None:
             bar.close()
-        seconds = time.perf_counter() - t0
-        folder.run_record.update({k: v for k, v in facts.items() if k in ("workers", "replaced", "ray_startup_seconds")})
+        seconds = time.perf_counter() - t0 - (compiled or 0.0)   # the rate is the sweep's, not the compiler's
+        folder.run_record.update({k: v for k, v in facts.items()
+                                  if k in ("workers", "replaced", "ray_startup_seconds", "compile_seconds")})
         folder.close(status, seconds)
         if started:
             ray.shutdown()

@@ -1,0 +1,91 @@
+"""Follow-ups of a sweep user's walkthrough: the dynamics kernels compiled once in the driver
+with one line (the rate without the compile), one process by default for dynamics, a Ray
+cluster that refuses the driver's token said in one line, a changed input file named by path,
+and a folder grown with more --samples. Oracles: the calls the runner saw (process, chunk),
+a sweep made at full size in one go (chunk checksums and rows), SHA-256 of the files computed
+here, the process's own streams."""
+import hashlib
+import logging
+import os
+import time
+
+
+from simbench.sweep import read_manifest, sweep
+
+SCENE = "simbench:kuka_cubes.toml"
+LINK7 = "robot/lbr_iiwa_link_7"
+PAIRS = [(LINK7, "ground"), (LINK7, "cube1")]
+ARM = "simbench:planar_2r.urdf"
+
+
+def checksums(out) -> list[str]:
+    m = read_manifest(out)
+    return [m["chunks"][str(i)]["sha256"] for i in range(m["n_chunks"])]
+
+
+def sha(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+# ---------------------------------------------------------------------- workers and compiling
+def test_dynamics_sweeps_default_to_one_process_and_collision_to_every_cpu(tmp_path):
+    from simbench.sweep.run import default_workers
+
+    cpus = len(os.sched_getaffinity(0))
+    assert default_workers("dynamics") == 1 and default_workers("collision") == cpus == default_workers()
+    res = sweep("dynamics", ARM, out=tmp_path / "d", samples=400, chunk_size=100, progress=False)
+    assert res.facts["workers"] == 1 and read_manifest(tmp_path / "d")["runs"][-1]["workers"] == 1
+    assert "1 worker)" in res.summary()
+    col = sweep("collision", SCENE, out=tmp_path / "c", samples=40, chunk_size=10, pairs=PAIRS, progress=False)
+    assert col.facts["workers"] == min(cpus, 4)
+
+
+def test_the_kernels_compile_once_in_the_driver_with_one_line_and_the_rate_leaves_it_out(tmp_path, monkeypatch, caplog):
+    """A stand-in for numba's first compile (the dynamics logger's lines and 1.5 s) in the
+    runner's first call in this process: the warm-up batch takes it here, before any chunk, as
+    one sweep line; the summary's seconds leave it out; the files equal a run without it."""
+    from simbench.sweep import dynamics_job
+
+    calls, real_run = [], dynamics_job.DynamicsRunner.run
+    compile_s = 1.5
+
+    def run(self, chunk):
+        calls.append((os.getpid(), chunk.index, chunk.rows))
+        if len(calls) == 1 and os.getpid() == here:
+            dyn = logging.getLogger("simbench.dynamics")
+            dyn.info("compiling simbench dynamics kernel rnea_span once (about 3-20 s); cached in X")
+            time.sleep(compile_s)
+            dyn.info("compiled rnea_span in %.1f s", compile_s)
+        return real_run(self, chunk)
+
+    here = os.getpid()
+    monkeypatch.setattr(dynamics_job.DynamicsRunner, "run", run)
+    caplog.set_level(logging.INFO, logger="simbench")
+    t = time.perf_counter()
+    res = sweep("dynamics", ARM, out=tmp_path / "w", samples=600, chunk_size=200, workers=2, progress=False)
+    wall = time.perf_counter() - t
+    assert calls[0] == (here, -1, 64), calls   # the warm-up, in this process, before every chunk
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("compiling the dynamics kernels (first use" in m for m in lines) == 1, lines
+    assert not any(m.startswith(("compiling simbench", "compiled rnea")) for m in lines), lines
+    assert res.facts["compile_seconds"] >= compile_s and res.seconds <= wall - compile_s + 0.05
+    assert f"kernels compiled first in {res.facts['compile_seconds']:.1f} s" in res.summary()
+    assert read_manifest(tmp_path / "w")["runs"][-1]["compile_seconds"] == res.facts["compile_seconds"]
+    caplog.clear()
+    again = sweep("dynamics", ARM, out=tmp_path / "w1", samples=600, chunk_size=200, workers=1, progress=False)
+    assert "compile_seconds" not in again.facts and "compiled first" not in again.summary()
+    assert not any("compiling" in r.getMessage() for r in caplog.records)
+    assert checksums(tmp_path / "w") == checksums(tmp_path / "w1") and len(checksums(tmp_path / "w")) == 3
+
+
+def test_the_warm_up_takes_the_serial_kernels_too_when_a_chunk_is_that_short(monkeypatch, tmp_path):
+    from simbench.sweep import dynamics_job, prepare
+
+    sizes = []
+    monkeypatch.setattr(dynamics_job.DynamicsRunner, "run", lambda self, chunk: sizes.append(chunk.rows))
+    cases = [(1000, 300, [64]), (1010, 500, [10, 64]), (20, 100, [20]), (90, 30, [30])]
+    for samples, chunk, expected in cases:
+        sizes.clear()
+        dynamics_job.warm_up(prepare("dynamics", [ARM], samples=samples, chunk_size=chunk))
+        assert sizes == expected, (samples, chunk, sizes)
+    assert len(cases) == 4
