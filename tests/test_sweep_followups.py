@@ -7,8 +7,14 @@ here, the process's own streams."""
 import hashlib
 import logging
 import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 
+import pytest
 
 from simbench.sweep import read_manifest, sweep
 
@@ -89,3 +95,67 @@ def test_the_warm_up_takes_the_serial_kernels_too_when_a_chunk_is_that_short(mon
         dynamics_job.warm_up(prepare("dynamics", [ARM], samples=samples, chunk_size=chunk))
         assert sizes == expected, (samples, chunk, sizes)
     assert len(cases) == 4
+
+
+# ---------------------------------------------------------------------- Ray's token
+HOLDER = """
+import logging, sys, ray
+ctx = ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False,
+         object_store_memory=80 * 2**20, logging_level=logging.ERROR, _temp_dir=sys.argv[1])
+print(ctx.address_info["gcs_address"], flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+
+
+@pytest.fixture(scope="module")
+def token_ray():
+    """A private Ray instance with token authentication, in its own process and temp folder
+    (HOME too: its token file is the test's), stopped when the module's tests are done."""
+    pytest.importorskip("ray")
+    home = tempfile.mkdtemp(prefix="sbh")
+    temp = tempfile.mkdtemp(prefix="/tmp/rt")
+    env = {**os.environ, "HOME": home, "RAY_AUTH_MODE": "token"}
+    os.makedirs(os.path.join(home, ".ray"))
+    with open(os.path.join(home, ".ray", "auth_token"), "w") as f:
+        f.write(secrets.token_hex(32))
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, temp], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    address = proc.stdout.readline().strip()
+    assert address, "the private Ray instance did not start"
+    yield address, home
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_cluster_refusing_the_token_is_one_line_without_the_start_a_cluster_hint(tmp_path, token_ray):
+    address, home = token_ray
+    env = {**os.environ, "HOME": home, "RAY_AUTH_MODE": "disabled"}
+    proc = subprocess.run([sys.executable, "-m", "simbench", "sweep", "dynamics", ARM, "--samples", "100",
+                           "--out", "o", "--engine", "ray", "--ray-address", address, "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "gcs_client" not in proc.stderr, proc.stderr[-2000:]
+    line = lines[0]
+    assert line.startswith(f"simbench sweep: error: Ray at '{address}' refused to authenticate this driver"), line
+    for said in ("InvalidAuthToken", "RAY_AUTH_MODE is 'disabled' here", "~/.ray/auth_token", "RAY_AUTH_MODE=token"):
+        assert said in line, (said, line)
+    assert "ray start" not in line and not (tmp_path / "o").exists()
+
+
+def test_the_same_cluster_with_its_token_writes_the_local_engines_files(tmp_path, token_ray):
+    address, home = token_ray
+    env = {**os.environ, "HOME": home, "RAY_AUTH_MODE": "token"}
+    args = ["dynamics", ARM, "--samples", "300", "--chunk-size", "100", "--seed", "2", "-q"]
+    proc = subprocess.run([sys.executable, "-m", "simbench", "sweep", *args, "--out", "r", "--engine", "ray",
+                           "--ray-address", address, "--workers", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0 and "gcs_client" not in proc.stderr, proc.stderr[-2000:]
+    sweep("dynamics", ARM, out=tmp_path / "l", samples=300, chunk_size=100, seed=2, progress=False)
+    assert checksums(tmp_path / "r") == checksums(tmp_path / "l") and len(checksums(tmp_path / "l")) == 3

@@ -88,6 +88,7 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
     if address not in (None, "auto", "local"):
         probe(address)
     kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    said = ""
     try:
         if address is None:   # our own private instance: Ray's note that it made a token for
             # it ("Token authentication is enabled for this Ray cluster ...", every run) is not
@@ -100,12 +101,88 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
             finally:
                 token.setLevel(level)
         else:
-            ray.init(address=address, **kwargs)
+            with _stderr_kept() as kept:   # Ray's C++ client retries for ~20 s, one line a second
+                try:
+                    ray.init(address=address, **kwargs)
+                finally:
+                    said = kept.text
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SimbenchError(f"cannot connect to Ray at {shown(address)} ({first}); start a cluster with `ray start --head` "
-                            "or leave out --ray-address for a local instance") from None
+        raise SimbenchError(_refusal(address, exc, said)) from None
     return True
+
+
+#: words of Ray's answer when a cluster refused this driver's token (or its lack of one)
+AUTH_MARKS = ("authenticationerror", "unauthenticated", "invalidauthtoken", "auth token", "authentication token")
+#: Ray's C++ client's line per failed attempt to join (``gcs_client.cc``), dropped from stderr
+RETRY_LINE = "Failed to get cluster ID from GCS server"
+
+
+def _refusal(address: str | None, exc: BaseException, said: str) -> str:
+    """The one line for a ``ray.init`` that failed: an authentication refusal says so (the
+    address answered: no hint to start a cluster); an address that answered but could not be
+    joined says that; only where nothing was found the hint to start a cluster."""
+    chain, e = [], exc
+    while e is not None and len(chain) < 5:
+        chain.append(f"{type(e).__name__}: {e}")
+        e = e.__cause__ or e.__context__
+    text = "\n".join(chain) + "\n" + said
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if any(m in text.lower() for m in AUTH_MARKS):
+        mode = os.environ.get("RAY_AUTH_MODE")
+        return (f"Ray at {shown(address)} refused to authenticate this driver (InvalidAuthToken: its token is missing "
+                f"or not the cluster's; RAY_AUTH_MODE is {shown(mode) if mode else 'unset'} here): give it the "
+                "cluster's token in ~/.ray/auth_token (or RAY_AUTH_TOKEN_PATH, RAY_AUTH_TOKEN) with RAY_AUTH_MODE=token, "
+                "as Ray's token authentication guide says")
+    if address not in (None, "auto", "local"):   # probe() found it listening
+        return (f"cannot join Ray at {shown(address)}: it answers, but as no Ray cluster this driver can join ({first}); "
+                "expected the head node's GCS port (ray start --head --port PORT) and the same Ray version")
+    return (f"cannot connect to Ray at {shown(address)} ({first}); start a cluster with `ray start --head` "
+            "or leave out --ray-address for a local instance")
+
+
+class _Kept:
+    text = ""
+
+
+class _stderr_kept:
+    """File descriptor 2 (where Ray's C++ code writes) into a temporary file for the block; at its
+    end what was written goes back to stderr except Ray's retry lines (:data:`RETRY_LINE`), and
+    ``.text`` holds all of it. Only around joining a cluster: a private instance's processes
+    would inherit the file."""
+
+    def __enter__(self) -> _Kept:
+        import sys
+        import tempfile
+
+        self.kept = _Kept()
+        try:
+            sys.stderr.flush()
+            self.file = tempfile.TemporaryFile(mode="w+b")
+            self.saved = os.dup(2)
+            os.dup2(self.file.fileno(), 2)
+        except (OSError, ValueError, AttributeError):
+            self.file = None
+        return self.kept
+
+    def __exit__(self, *exc: Any) -> None:
+        import sys
+
+        if self.file is None:
+            return
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.seek(0)
+        text = self.file.read().decode(errors="replace")
+        self.file.close()
+        self.kept.text = text
+        rest = "".join(line for line in text.splitlines(keepends=True) if RETRY_LINE not in line)
+        if rest:
+            sys.stderr.write(rest)
+            sys.stderr.flush()
 
 
 def cluster_cpus(ray: Any) -> int:
