@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import MissingExtraError, SimbenchError
+from ..errors import MissingExtraError, ShapeError, SimbenchError
 from ..model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL
 
 if TYPE_CHECKING:
@@ -121,8 +121,8 @@ def pinocchio_model(model: "RobotModel", xml: str | bytes | None = None) -> Any:
 # ---------------------------------------------------------------------- the joint-order map
 class PinocchioMap:
     """Our q / v order <-> Pinocchio model ``pm``'s, joints matched by name, batched over
-    leading dimensions: :meth:`q` and :meth:`v` map ours to Pinocchio's, :meth:`back` and
-    :meth:`back_matrix` Pinocchio's to ours. ``P`` is the (pm.nv, nv) permutation matrix with
+    leading dimensions: :meth:`q` and :meth:`v` map ours to Pinocchio's, :meth:`q_back`,
+    :meth:`back` and :meth:`back_matrix` Pinocchio's to ours. ``P`` is the (pm.nv, nv) permutation matrix with
     ``v_pin = P @ v``.
 
     The free flyer (``root_joint``, first) and spherical joints copy as blocks (the same
@@ -199,6 +199,17 @@ class PinocchioMap:
         v = np.asarray(v, dtype=float)
         out = np.empty(v.shape[:-1] + (self.pm.nv,))
         out[..., self.pin_of_v] = v
+        return out
+
+    def q_back(self, q_pin: Any) -> np.ndarray:
+        """(..., pm.nq) Pinocchio's configuration -> (..., nq) ours (a continuous joint's
+        ``(cos, sin)`` becomes ``atan2(sin, cos)``, in (-pi, pi])."""
+        q_pin = np.asarray(q_pin, dtype=float)
+        if q_pin.shape[-1:] != (self.pm.nq,):
+            raise ShapeError(f"q_pin has shape {q_pin.shape}; expected (..., {self.pm.nq}), Pinocchio's nq")
+        out = np.empty(q_pin.shape[:-1] + (self.model.nq,))
+        out[..., self._ours_q] = q_pin[..., self._pin_q]
+        out[..., self._cont_ours] = np.arctan2(q_pin[..., self._cont_pin + 1], q_pin[..., self._cont_pin])
         return out
 
     def back(self, v_pin: Any) -> np.ndarray:
