@@ -5,6 +5,7 @@ and a folder grown with more --samples. Oracles: the calls the runner saw (proce
 a sweep made at full size in one go (chunk checksums and rows), SHA-256 of the files computed
 here, the process's own streams."""
 import hashlib
+import json
 import logging
 import os
 import secrets
@@ -14,9 +15,12 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pytest
 
-from simbench.sweep import read_manifest, sweep
+from simbench.errors import SimbenchError
+from simbench.paths import default_scene_path
+from simbench.sweep import read, read_manifest, sweep
 
 SCENE = "simbench:kuka_cubes.toml"
 LINK7 = "robot/lbr_iiwa_link_7"
@@ -159,3 +163,92 @@ def test_the_same_cluster_with_its_token_writes_the_local_engines_files(tmp_path
     assert proc.returncode == 0 and "gcs_client" not in proc.stderr, proc.stderr[-2000:]
     sweep("dynamics", ARM, out=tmp_path / "l", samples=300, chunk_size=100, seed=2, progress=False)
     assert checksums(tmp_path / "r") == checksums(tmp_path / "l") and len(checksums(tmp_path / "l")) == 3
+
+
+# ---------------------------------------------------------------------- resuming
+def test_a_changed_input_file_is_named_by_its_path_then_the_hashes(tmp_path):
+    scene = tmp_path / "scene.toml"
+    shutil.copy(default_scene_path(), scene)
+    urdf = tmp_path / "arm.urdf"
+    from simbench.paths import resolve_urdf
+
+    shutil.copy(resolve_urdf(ARM), urdf)
+    kw = dict(samples=50, seed=0, pairs=PAIRS, workers=1, progress=False)
+    sweep("collision", scene, out=tmp_path / "c", **kw)
+    sweep("dynamics", urdf, out=tmp_path / "d", samples=50, progress=False)
+    cases = []
+    for path, edit in ((scene, lambda t: t.replace("position = [1, 1, 0.5]", "position = [1, 1, 0.6]")),
+                       (scene, lambda t: t + "\n# a comment\n"), (urdf, lambda t: t.replace("</robot>", "</robot>\n"))):
+        before = sha(path)
+        original = path.read_text()
+        path.write_text(edit(original))
+        assert path.read_text() != original
+        after = sha(path)
+        kind, role, out = ("collision", "scene", "c") if path == scene else ("dynamics", "urdf", "d")
+        with pytest.raises(SimbenchError) as exc:
+            if kind == "collision":
+                sweep(kind, path, out=tmp_path / out, **kw)
+            else:
+                sweep(kind, path, out=tmp_path / out, samples=50, progress=False)
+        said = str(exc.value)
+        assert (f"holds another sweep: {role} file {str(path)!r} changed since the sweep began (SHA-256 "
+                f"'{before[:12]}...' there, '{after[:12]}...' in this run); use another --out") in said, said
+        assert "\n" not in said
+        cases.append(said)
+        path.write_text(original)
+    assert len(cases) == 3
+
+
+def _stop_after(n):
+    seen = []
+
+    def on_chunk(result):
+        seen.append(result.chunk.index)
+        if len(seen) >= n:
+            raise KeyboardInterrupt
+
+    return on_chunk
+
+
+def test_more_samples_grow_a_finished_or_unfinished_folder_to_the_one_go_sweep(tmp_path, caplog):
+    """Row i depends only on the seed and i: the grown folder's chunks are byte for byte those
+    of the sweep made at full size in one go; only the new chunks (and a last chunk that was
+    shorter) are computed."""
+    caplog.set_level(logging.INFO, logger="simbench")
+    dyn = dict(seed=5, chunk_size=300, workers=1, progress=False)
+    whole = sweep("dynamics", ARM, out=tmp_path / "whole", samples=2000, **dyn)
+    first = sweep("dynamics", ARM, out=tmp_path / "grown", samples=1000, **dyn)   # chunks 300, 300, 300, 100
+    assert first.complete and first.computed == 4
+    grown = sweep("dynamics", ARM, out=tmp_path / "grown", samples=2000, **dyn)
+    assert grown.complete and grown.skipped == 3 and grown.computed == 4   # chunk 3 grows from 100 to 300 rows
+    assert checksums(tmp_path / "grown") == checksums(whole.out) and len(checksums(whole.out)) == 7
+    a, b = read(tmp_path / "grown"), read(whole.out)
+    assert all(np.array_equal(a[k], b[k]) for k in b) and a["tau"].shape == (2000, 2)
+    assert any("growing the sweep" in r.getMessage() and "from 1,000 to 2,000 samples" in r.getMessage()
+               for r in caplog.records)
+    manifest = read_manifest(tmp_path / "grown")
+    assert manifest["job"]["samples"] == 2000 and manifest["n_chunks"] == 7 and manifest["grown"][0]["from"] == 1000
+
+    col = dict(seed=1, chunk_size=250, pairs=PAIRS, workers=1, progress=False)
+    whole_c = sweep("collision", SCENE, out=tmp_path / "cw", samples=1000, **col)
+    with pytest.raises(KeyboardInterrupt):   # unfinished: 1 of 3 chunks
+        sweep("collision", SCENE, out=tmp_path / "cg", samples=600, on_chunk=_stop_after(1), **col)
+    assert len(read_manifest(tmp_path / "cg")["chunks"]) == 1
+    grown_c = sweep("collision", SCENE, out=tmp_path / "cg", samples=1000, **col)
+    assert grown_c.complete and grown_c.skipped == 1 and grown_c.computed == 3
+    assert checksums(tmp_path / "cg") == checksums(whole_c.out) and len(checksums(whole_c.out)) == 4
+
+
+def test_fewer_samples_are_refused_in_one_line_and_leave_the_folder_as_it_was(tmp_path):
+    out = tmp_path / "o"
+    sweep("dynamics", ARM, out=out, samples=500, chunk_size=100, progress=False)
+    before = (out / "_manifest.json").read_text()
+    with pytest.raises(SimbenchError) as exc:
+        sweep("dynamics", ARM, out=out, samples=300, chunk_size=100, progress=False)
+    assert str(exc.value) == (f"sweep output folder {str(out)!r} holds a sweep of 500 samples; --samples 300 would "
+                              "shrink it: use another --out for a smaller sweep (or read the first 300 rows of this one)")
+    after = json.loads((out / "_manifest.json").read_text())
+    assert after["job"] == json.loads(before)["job"] and len(after["runs"]) == 1
+    with pytest.raises(SimbenchError, match="holds another sweep: --samples is 500 there, 900 in this run; also "
+                       "differ: --seed; use another --out"):   # more samples and another seed: refused
+        sweep("dynamics", ARM, out=out, samples=900, chunk_size=100, seed=1, progress=False)

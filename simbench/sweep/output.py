@@ -39,6 +39,9 @@ MANIFEST = "_manifest.json"
 LOCK = "_lock"
 FORMAT = "simbench-sweep/1"
 FLUSH_SECONDS = 1.0
+#: job kinds whose row *i* depends only on the seed and *i*: a re-run with more --samples grows
+#: the folder (check's rows are robots, and its --samples is states per robot)
+GROWABLE = ("collision", "dynamics")
 
 
 class SweepError(SimbenchError):
@@ -158,6 +161,11 @@ def _told(old: Any, new: Any, name: str, paths: list[str]) -> str:
     """One differing option with its values: a scalar's two values, a list of another length by
     its lengths, a list's first differing entry (and how many more entries differ)."""
     a, b = _lookup(old, name), _lookup(new, name)
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "files" and parts[2] == "sha256":  # an input file changed: name it
+        path = _lookup(old, f"files.{parts[1]}.path")
+        return (f"{parts[1].split(':')[0]} file {shown_path(str(path))} changed since the sweep began "
+                f"(SHA-256 {_brief(a)} there, {_brief(b)} in this run)")
     if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
         return f"{_named(name)} has {len(a)} values there, {len(b)} in this run"
     where = paths[0]
@@ -167,7 +175,11 @@ def _told(old: Any, new: Any, name: str, paths: list[str]) -> str:
 
 
 def _named(name: str) -> str:
-    """A job entry as the command line spells it (``options.max_distance`` -> ``--max-distance``)."""
+    """A job entry as the command line spells it (``options.max_distance`` -> ``--max-distance``;
+    ``files.scene.sha256`` -> ``the scene file``)."""
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "files" and parts[2] == "sha256":
+        return f"the {parts[1].split(':')[0]} file"
     return OPTION_NAMES.get(name, name)
 
 
@@ -257,11 +269,37 @@ class SweepFolder:
         except (ValueError, OSError) as exc:
             raise SimbenchError(f"sweep manifest {shown_path(str(path))} cannot be read ({exc}); expected a folder made by "
                                 "simbench sweep (delete the folder to start again)") from None
+        if self._grows(manifest, job):
+            return manifest
         said = mismatch(manifest["job"], job, f"sweep output folder {shown_path(str(self.dir))} holds another sweep: ",
                         "; use another --out, or the same parameters to resume")
         if said:
             raise SimbenchError(said)
         return manifest
+
+    def _grows(self, manifest: dict[str, Any], job: dict[str, Any]) -> bool:
+        """True when this run is the folder's sweep with more samples (nothing else differs) and
+        the manifest now says so: row *i* of a collision or dynamics sweep depends only on the
+        seed and *i* (each block of rows has its own random stream, a configuration file's row
+        is that row), and with the same chunk size the finished chunks cover the same rows, so
+        they stay and the new chunks are added (a last chunk that was shorter is computed again
+        at its new length, see :meth:`_verify`). Fewer samples are refused in one line."""
+        old = manifest["job"]
+        if old.get("kind") not in GROWABLE or [d for d in differences(old, job)] != ["samples"]:
+            return False
+        was, now = int(old["samples"]), int(job["samples"])
+        if now < was:
+            raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} holds a sweep of {was:,} samples; "
+                                f"--samples {now:,} would shrink it: use another --out for a smaller sweep (or read the "
+                                f"first {now:,} rows of this one)")
+        logger.info("growing the sweep in %s from %s to %s samples (the first %s rows are the same by construction: "
+                    "same seed, same chunk size); its finished chunks are kept", self.dir, f"{was:,}", f"{now:,}",
+                    f"{was:,}")
+        manifest["job"] = job
+        manifest["n_chunks"] = len(self.chunks)
+        manifest["complete"] = False
+        manifest.setdefault("grown", []).append({"from": was, "to": now, "at": _now()})
+        return True
 
     def _verify(self) -> tuple[list[Chunk], int]:
         """Chunks still to compute, and how many of them had a file that failed its checksum."""
@@ -270,7 +308,11 @@ class SweepFolder:
         for c in self.chunks:
             entry = done.get(str(c.index))
             path = self.dir / chunk_name(c.index, len(self.chunks))
-            if entry is not None and path.exists():
+            if entry is not None and "stop" in entry and (entry.get("start"), entry["stop"]) != (c.start, c.stop):
+                # the last chunk of a sweep that grew (--samples larger): longer now
+                logger.info("chunk %d (%s) grows from %s to %s rows; computing it again", c.index, path.name,
+                            f"{entry.get('stop', 0) - entry.get('start', 0):,}", f"{c.rows:,}")
+            elif entry is not None and path.exists():
                 if sha256_file(path) == entry["sha256"]:
                     continue
                 logger.warning("chunk %d (%s) fails its checksum (changed or corrupted on disk); computing it again",
