@@ -252,3 +252,41 @@ def test_fewer_samples_are_refused_in_one_line_and_leave_the_folder_as_it_was(tm
     with pytest.raises(SimbenchError, match="holds another sweep: --samples is 500 there, 900 in this run; also "
                        "differ: --seed; use another --out"):   # more samples and another seed: refused
         sweep("dynamics", ARM, out=out, samples=900, chunk_size=100, seed=1, progress=False)
+
+
+# ---------------------------------------------------------------------- reading some columns
+def test_read_takes_some_results_or_columns_and_reads_only_those(tmp_path, monkeypatch):
+    """Oracle: read() of everything (rows in sample order) and the Parquet columns asked of pyarrow."""
+    import pyarrow.dataset as pads
+
+    out = tmp_path / "d"
+    res = sweep("dynamics", ARM, out=out, samples=700, chunk_size=200, seed=3, progress=False)
+    full = read(out)
+    asked = []
+    real = pads.dataset
+
+    class Recorded:
+        def __init__(self, *a, **kw):
+            self.ds = real(*a, **kw)
+
+        def to_table(self, columns=None, **kw):
+            asked.append(columns)
+            return self.ds.to_table(columns=columns, **kw)
+
+    monkeypatch.setattr(pads, "dataset", Recorded)
+    joint = full.columns["tau"][1]
+    cases = [("q", ["q"]), (["tau", "M"], ["tau", "M"]), ([joint, "qd"], [joint, "qd"])]
+    for columns, names in cases:
+        got = read(out, columns)
+        assert list(got) == names and asked[-1][0] == "sample"
+        assert set(asked[-1]) == {"sample", *(c for n in names for c in (full.columns[n] if n in full else [n]))}
+        for n in names:
+            expected = full[n] if n in full else full["tau"][:, 1]
+            assert np.array_equal(got[n], expected) and got[n].shape == expected.shape
+    assert len(cases) == 3 and full["M"].shape == (700, 2, 2)
+    assert np.array_equal(res.arrays("qdd")["qdd"], full["qdd"])
+    with pytest.raises(SimbenchError, match=r"column 'tauu' is not in this sweep \(did you mean 'tau'\?\); its results "
+                       r"are sample, q, qd, qdd, tau, M, qdd_free"):
+        read(out, "tauu")
+    with pytest.raises(SimbenchError, match="columns = 3; expected a result's name"):
+        read(out, 3)

@@ -409,22 +409,30 @@ class SweepArrays(dict):
     columns: dict[str, list[str]]
 
 
-def read(out: str | os.PathLike) -> SweepArrays:
+def read(out: str | os.PathLike, columns: Any = None) -> SweepArrays:
     """A finished sweep's results as numpy arrays, rows in ``sample`` order: per result of the
     manifest's ``job.arrays`` an array (N, *shape) (strings: an object array), and ``.columns``
-    naming each array's entries (:class:`SweepArrays`); needs pyarrow."""
+    naming each array's entries (:class:`SweepArrays`); needs pyarrow.
+
+    ``columns``: the results to read, by array name (``"q"``, ``"tau"``, ``"M"``) or by one
+    column's name (``"tau(panda_joint1)"``: an array (N,) under that name), a str or a list;
+    default every result. Only those Parquet columns are read (and ``sample``, for the order):
+    a million-row dynamics sweep's ``q`` is 7 of its 120 columns."""
     import numpy as np
 
     manifest = read_manifest(out)
     if not manifest.get("complete"):
         raise SimbenchError(f"the sweep in {shown_path(str(out))} is not finished ({len(manifest['chunks'])} of "
                             f"{manifest['n_chunks']} chunks); run the same command again to complete it")
+    arrays = manifest["job"]["arrays"]
+    wanted = _wanted(arrays, columns)
     pa = require_pyarrow("reading a sweep")
-    table = pa.dataset.dataset(str(out), format="parquet").to_table()
+    names = list(dict.fromkeys(["sample"] + [c for a in wanted for c in a["columns"]]))
+    table = pa.dataset.dataset(str(out), format="parquet").to_table(columns=names)
     order = np.argsort(table["sample"].to_numpy(), kind="stable")
     out_arrays = SweepArrays()
-    out_arrays.columns = {a["name"]: list(a["columns"]) for a in manifest["job"]["arrays"]}
-    for a in manifest["job"]["arrays"]:
+    out_arrays.columns = {a["name"]: list(a["columns"]) for a in wanted}
+    for a in wanted:
         cols = [table[c].to_numpy(zero_copy_only=False)[order] for c in a["columns"]]
         if a["dtype"] == "string":
             out_arrays[a["name"]] = cols[0]
@@ -432,6 +440,33 @@ def read(out: str | os.PathLike) -> SweepArrays:
         arr = np.stack(cols, axis=-1) if a["shape"] else cols[0]
         out_arrays[a["name"]] = arr.reshape(len(order), *a["shape"])
     return out_arrays
+
+
+def _wanted(arrays: list[dict[str, Any]], columns: Any) -> list[dict[str, Any]]:
+    """The manifest's arrays that :func:`read` reads for ``columns`` (a column alone as an
+    array of shape ()), or one line naming what is not there and what is."""
+    if columns is None:
+        return arrays
+    items = [columns] if isinstance(columns, str) else columns
+    if not isinstance(items, (list, tuple)) or not items or not all(isinstance(c, str) for c in items):
+        raise SimbenchError(f"columns = {shown(columns)}; expected a result's name (e.g. 'q') or a column's, or a "
+                            "list of them")
+    by_name = {a["name"]: a for a in arrays}
+    by_column = {c: a for a in arrays for c in a["columns"]}
+    out: list[dict[str, Any]] = []
+    for c in items:
+        if c in by_name:
+            out.append(by_name[c])
+        elif c in by_column:
+            out.append({"name": c, "dtype": by_column[c]["dtype"], "shape": [], "columns": [c]})
+        else:
+            from ..errors import closest
+
+            near = closest(c, list(by_name) + list(by_column), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise SimbenchError(f"column {shown(c)} is not in this sweep{hint}; its results are "
+                                f"{', '.join(by_name)} (or one column of them, e.g. {arrays[-1]['columns'][0]!r})")
+    return list({a["name"]: a for a in out}.values())
 
 
 __all__ = ["SweepFolder", "SweepArrays", "SweepError", "require_pyarrow", "chunk_name", "read", "read_manifest", "MANIFEST",

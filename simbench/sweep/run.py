@@ -52,9 +52,10 @@ class SweepResult:
 
         return require_pyarrow("reading a sweep").dataset.dataset(str(self.out), format="parquet")
 
-    def arrays(self) -> dict[str, Any]:
-        """The results as numpy arrays in sample order (see :func:`simbench.sweep.read`)."""
-        return read(self.out)
+    def arrays(self, columns: Any = None) -> dict[str, Any]:
+        """The results as numpy arrays in sample order; ``columns``: only those (see
+        :func:`simbench.sweep.read`)."""
+        return read(self.out, columns)
 
     def summary(self) -> str:
         job = self.manifest["job"]
