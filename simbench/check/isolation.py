@@ -19,7 +19,10 @@ Two runners, one interface (``load()``, ``evaluate(q, qd, qdd, names, label)``, 
   protection (a crash, ``os._exit`` or a timeout is a verdict with the sample it was at; the
   child and what it started are killed and reaped). Where ``os.fork`` does not exist
   (Windows), :class:`ThreadRunner`: a daemon thread joined with the timeout, a call that
-  never returns left running in the background, and a crash takes the process down.
+  never returns left running in the background, and a crash takes the process down. The
+  fork costs about 0.08 s per robot (numpy function, 2-link arm, 50 samples, loaded 2-core
+  machine: 0.23 s against 0.15 s in a thread), plus the function's first-call work each time
+  (a lazily compiled numba function: 0.4 s per robot on the iiwa).
 
 What a worker prints (stdout and stderr) goes to this process's stderr, never into the report
 on stdout; its last line is kept for the message when the worker dies.
