@@ -15,6 +15,7 @@ from .errors import ShapeError, SimbenchError, UnknownNameError, URDFError
 _LAZY = {
     "RobotModel": "simbench.model",
     "ModelIssue": "simbench.model",
+    "lock_joints": "simbench.model_lock",
     "connect": "simbench.bullet.servers",
     "ServerPair": "simbench.bullet.servers",
     "Scene": "simbench.bullet.scene",
@@ -52,6 +53,7 @@ if TYPE_CHECKING:   # type checkers see the real names ("X as X": re-exported); 
     from .bullet.servers import connect as connect
     from .model import ModelIssue as ModelIssue
     from .model import RobotModel as RobotModel
+    from .model_lock import lock_joints as lock_joints
     from .sim import Simulation as Simulation
     from .sweep import sweep as sweep
     from .urdf_source import load_source as load_source

@@ -1,0 +1,65 @@
+"""Joints locked at a value: the robot with some joints made rigid, as Pinocchio's
+``buildReducedModel(model, joints_to_lock, q_ref)``.
+
+A locked revolute, continuous or prismatic joint becomes a fixed joint whose origin carries the
+motion at the value given: ``origin' = origin @ Rot(axis, q)`` (or ``@ Trans(axis q)``), so every
+link keeps the pose it had at that value and the remaining joints keep their names and order.
+Uses: the Panda's arm without its fingers (``simbench.dynamics.symbolic.derive`` needs a serial
+chain), a gripper held closed, a wheel braked.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .errors import SimbenchError, UnknownNameError, shown
+from .model import _NV, FIXED, PRISMATIC, SPHERICAL, RobotModel
+
+__all__ = ["lock_joints"]
+
+
+def _motion(axis: np.ndarray, value: float, prismatic: bool) -> np.ndarray:
+    """The joint's motion (4, 4) at ``value``: a translation along ``axis`` or a rotation about it
+    (Rodrigues' formula)."""
+    T = np.eye(4)
+    if prismatic:
+        T[:3, 3] = axis * value
+        return T
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    T[:3, :3] = np.eye(3) + np.sin(value) * k + (1.0 - np.cos(value)) * (k @ k)
+    return T
+
+
+def lock_joints(model: RobotModel, values: Mapping[str, float]) -> RobotModel:
+    """``model`` with each joint of ``values`` (name -> angle in rad or travel in m) made rigid at
+    that value; the other joints keep their names and order (Pinocchio's ``buildReducedModel``).
+    Spherical joints cannot be locked here. A value outside the joint's limits is allowed (a pose
+    is not a motion); a non-finite one, an unknown or a fixed joint is one line."""
+    if not isinstance(values, Mapping):
+        example = f", e.g. {{{model.joint_names[-1]!r}: 0.0}}" if model.joint_names else ""
+        raise SimbenchError(f"values = {shown(values)}; expected {{joint name: value}}{example}")
+    index = {model.joint_all_names[j]: int(j) for j in model.movable}
+    codes, types = np.array(model.joint_type_code), list(model.joint_type)
+    origins = np.array(model.joint_origin)
+    for name, value in values.items():
+        if name not in index:
+            raise UnknownNameError("movable joint", name, index, f"{model.name} (lock_joints)")
+        j = index[name]
+        if codes[j] == SPHERICAL:
+            raise SimbenchError(f"joint {name!r} is spherical; lock_joints locks revolute, continuous and "
+                                "prismatic joints")
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            x = float("nan")
+        if not np.isfinite(x):
+            raise SimbenchError(f"{name} = {shown(value)}; expected a finite number (rad or m)")
+        origins[j] = origins[j] @ _motion(np.asarray(model.joint_axis[j], float), x, codes[j] == PRISMATIC)
+        codes[j], types[j] = FIXED, "fixed"
+    v_index, nv = np.full(len(codes), -1, dtype=int), 0
+    for j, code in enumerate(codes):
+        if _NV[int(code)]:
+            v_index[j], nv = nv, nv + _NV[int(code)]
+    return model.replace(joint_type=tuple(types), joint_type_code=codes, joint_origin=origins,
+                         joint_v_index=v_index)

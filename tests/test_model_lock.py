@@ -1,0 +1,75 @@
+"""``simbench.lock_joints``: joints made rigid at a value, as Pinocchio's ``buildReducedModel``.
+
+Oracle: Pinocchio's reduced model of the same file at the same reference configuration (joints
+by name): inverse dynamics, mass matrix and every remaining link's pose; and the symbolic
+Lagrangian of the Panda's arm, which the fingers' second branch kept from being derived.
+"""
+import numpy as np
+import pytest
+
+from _dyn_helpers import rel_err, require
+import simbench
+from simbench.dynamics import inverse_dynamics, link_pose, mass_matrix
+from simbench.errors import SimbenchError, UnknownNameError
+
+CASES = [("pybullet_data:franka_panda/panda.urdf", False,
+          {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03, "panda_joint3": 0.4}),
+         ("pybullet_data:r2d2.urdf", False, {"right_front_wheel_joint": 2.5, "gripper_extension": -0.2}),
+         ("pybullet_data:a1/a1.urdf", True, {"FR_hip_joint": 0.1, "FR_upper_joint": 0.7, "FR_lower_joint": -1.4})]
+
+
+@pytest.mark.parametrize("urdf, floating, locked", CASES)
+def test_locked_joints_match_pinocchios_reduced_model(urdf, floating, locked):
+    pin = require("pinocchio")
+    from simbench.oracles.pinocchio import PinocchioMap, pinocchio_model
+    model = simbench.RobotModel.from_urdf(urdf, floating_base=floating)
+    reduced = simbench.lock_joints(model, locked)
+    assert reduced.joint_names == tuple(n for n in model.joint_names if n not in locked)
+    assert reduced.nv == model.nv - len(locked)
+    pm = pinocchio_model(model)
+    q_ref = model.neutral()
+    for name, value in locked.items():
+        q_ref[model.joint_index(name)] = value
+    rm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], PinocchioMap(model, pm).q(q_ref))
+    rd, mp = rm.createData(), PinocchioMap(reduced, rm)
+    rng = np.random.default_rng(5)
+    compared = 0
+    for _ in range(4):
+        q = reduced.random_configuration(rng)
+        v, a = rng.normal(size=reduced.nv), rng.normal(size=reduced.nv)
+        assert rel_err(inverse_dynamics(reduced, q, v, a), mp.back(pin.rnea(rm, rd, mp.q(q), mp.v(v), mp.v(a)))) < 1e-10
+        assert rel_err(mass_matrix(reduced, q), mp.back_matrix(pin.crba(rm, rd, mp.q(q)))) < 1e-10
+        pin.framesForwardKinematics(rm, rd, mp.q(q))
+        for link in reduced.link_names:
+            want = rd.oMf[rm.getFrameId(link)].homogeneous
+            assert np.abs(link_pose(reduced, q, link) - want).max() < 1e-12, link
+            compared += 1
+    assert compared == 4 * len(model.link_names)
+
+
+def test_the_pandas_arm_derives_once_its_fingers_are_locked():
+    """``derive(panda)`` refused (a second branch under joint 7); with the fingers locked the
+    Lagrangian of the 7 joints exists and gives our inverse dynamics (4 of them locked too, to
+    keep the derivation short)."""
+    from simbench.dynamics.symbolic import derive
+    model = simbench.RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    arm = simbench.lock_joints(model, {"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.01,
+                                       "panda_joint5": 0.3, "panda_joint6": 1.2, "panda_joint7": -0.5})
+    eom = derive(arm).lambdify()
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 4))
+    assert rel_err(eom.inverse_dynamics(q, qd, qdd), inverse_dynamics(arm, q, qd, qdd)) < 1e-9
+
+
+def test_bad_locks_are_one_line():
+    model = simbench.RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    with pytest.raises(UnknownNameError, match=r"unknown movable joint 'lbr_iiwa_joint_9' .*did you mean 'lbr_iiwa_joint_7'"):
+        simbench.lock_joints(model, {"lbr_iiwa_joint_9": 0.0})
+    with pytest.raises(SimbenchError, match=r"^lbr_iiwa_joint_2 = nan; expected a finite number \(rad or m\)$"):
+        simbench.lock_joints(model, {"lbr_iiwa_joint_2": float("nan")})
+    with pytest.raises(SimbenchError, match=r"^values = \['lbr_iiwa_joint_2'\]; expected \{joint name: value\}"):
+        simbench.lock_joints(model, ["lbr_iiwa_joint_2"])
+    humanoid = simbench.RobotModel.from_urdf("pybullet_data:humanoid/humanoid.urdf", floating_base=False)
+    assert humanoid.joint_type[humanoid.joint_all_names.index("chest")] == "spherical"
+    with pytest.raises(SimbenchError, match=r"joint 'chest' is spherical; lock_joints locks revolute"):
+        simbench.lock_joints(humanoid, {"chest": 0.0})
