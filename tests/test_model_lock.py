@@ -53,6 +53,9 @@ def test_the_pandas_arm_derives_once_its_fingers_are_locked():
     keep the derivation short)."""
     from simbench.dynamics.symbolic import derive
     model = simbench.RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    with pytest.raises(SimbenchError, match=r"not a serial chain.*lock the other branch first: "
+                                            r"simbench.lock_joints\(model, \{'panda_finger_joint2': 0.0\}\)$"):
+        derive(model)
     arm = simbench.lock_joints(model, {"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.01,
                                        "panda_joint5": 0.3, "panda_joint6": 1.2, "panda_joint7": -0.5})
     eom = derive(arm).lambdify()

@@ -101,7 +101,8 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
             raise SimbenchError(
                 f"{model.name} is not a serial chain: movable joint {model.joint_all_names[j]!r} "
                 f"hangs below {other}, not below the previous movable joint {prev!r}; symbolic "
-                f"derivation handles serial chains only (joints in q order: {list(model.joint_names)})")
+                f"derivation handles serial chains only (joints in q order: {list(model.joint_names)}); "
+                f"lock the other branch first: simbench.lock_joints(model, {{{model.joint_all_names[j]!r}: 0.0}})")
     if len(movable) > max_dof:
         raise SimbenchError(
             f"{model.name} has {len(movable)} degrees of freedom; symbolic derivation is limited "
