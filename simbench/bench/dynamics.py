@@ -293,7 +293,9 @@ for name, call in [("inverse_dynamics, single call", lambda: dyn.inverse_dynamic
                    ("mass_matrix, batched", lambda: dyn.mass_matrix(m, Q)),
                    ("forward_dynamics, single call", lambda: dyn.forward_dynamics(m, q, q, q)),
                    ("forward_dynamics, batched", lambda: dyn.forward_dynamics(m, Q, Q, Q)),
-                   ("forward_kinematics", lambda: dyn.forward_kinematics(m, q))]:
+                   ("forward_kinematics", lambda: dyn.forward_kinematics(m, q)),
+                   ("coriolis_matrix", lambda: dyn.coriolis_matrix(m, q, q)),
+                   ("integrate", lambda: dyn.integrate(m, q, q))]:
     t = time.perf_counter()
     call()
     out[name] = time.perf_counter() - t
