@@ -37,9 +37,17 @@ never dominates a run.
 What a script shows is never left behind when it stops stepping: the last steps' time and a
 drawing made just after a push would otherwise wait for the next step, which a script that
 pauses or computes may not take for seconds. A daemon thread (:meth:`Window._catch_up`) pushes
-such a window's overlay once no step came for ``1 / TEXT_HZ`` s. PyBullet holds the GIL in each
-call, so its calls from the two threads never interleave; the window's own state is under one
-lock.
+such a window's overlay once no step came for ``1 / TEXT_HZ`` s, and places the legend again
+when the user moved the camera meanwhile (the legend lives in the 3D scene, 0.1 m in front of
+the eye it was placed for: after a drag it floated in the sky or left the view until the next
+step). PyBullet holds the GIL in each call, so its calls from the two threads never interleave;
+the window's own state is under one lock. Asking the window for its camera waits for a frame
+(29 ms median under Xvfb): the idle thread asks at most ``TEXT_HZ`` times a second.
+
+The time readout goes out with the legend's rows, never ahead of them: a step's push shows the
+time of the step before (when the script's drawings since then were made), so that a drawing
+made right after a step, whose rows wait for the next text update, is never listed under the
+new time with the previous drawing's distances.
 """
 from __future__ import annotations
 
@@ -103,7 +111,7 @@ class Window:
         self._gone = gone if gone is not None else []
         self._closed = False
         self._lock = threading.RLock()
-        self._last_tick = time.perf_counter()
+        self._last_tick = self._last_look = time.perf_counter()
         self.redraw_hz, self.overlay_hz, self.show_time = float(redraw_hz), float(overlay_hz), bool(show_time)
         self._lines: dict[str, list[int]] = {}
         self._texts: dict[str, list[tuple[int, tuple]]] = {}  # legend entries: (item, what it shows)
@@ -128,21 +136,24 @@ class Window:
 
     @staticmethod
     def _catch_up(ref: "weakref.ref[Window]") -> None:
-        """Every ``1 / TEXT_HZ`` s: when no step came for that long and the window is behind
-        (a drawing not pushed, the time not the last step's), push it now. Ends with the window
+        """When no step came for ``1 / TEXT_HZ`` s and the window is behind (a drawing not
+        pushed, the time not the last step's) or its camera moved since the legend was placed
+        (looked at most ``TEXT_HZ`` times a second), push it all now. Ends with the window
         (closed, or garbage-collected: the thread holds it only while it looks)."""
         while True:
-            time.sleep(1.0 / TEXT_HZ)
+            time.sleep(0.25 / TEXT_HZ)
             window = ref()
             if window is None or window._closed or window._gone:
                 return
             with window._lock:
                 if window._closed or window._gone:
                     return
-                idle = time.perf_counter() - window._last_tick >= 1.0 / TEXT_HZ
-                if idle and window.behind():
+                now = time.perf_counter()
+                if now - window._last_tick >= 1.0 / TEXT_HZ:
+                    look = now - max(window._last_look, window._last_text) >= 1.0 / TEXT_HZ
                     try:
-                        window._tick(window._t, True)
+                        if window.behind() or (look and window.moved()):
+                            window._tick(window._t, True)
                     except p.error:   # the window was closed by hand: its owner says so
                         return
             del window
@@ -150,6 +161,13 @@ class Window:
     def behind(self) -> bool:
         """Something drawn or stepped is not on the screen yet."""
         return bool(self._pending) or (self.show_time and self._time_text != time_text(self._t))
+
+    def moved(self) -> bool:
+        """The camera (or the panels) changed since the legend was placed (asks the window)."""
+        self._last_look = time.perf_counter()
+        if not (self._drawn or self._pending or self._time_item >= 0):
+            return False
+        return _rounded(self.camera()) + (self.panels,) != self._view
 
     def close(self) -> None:
         """Draw nothing more (the owner is closing the server)."""
@@ -219,6 +237,8 @@ class Window:
             self._tick(t, force)
 
     def _tick(self, t: float, force: bool) -> None:
+        # the drawings not pushed yet were made at self._t, before the step to t: their time
+        shown_t = t if force or t == self._t else self._t
         self._t = t
         now = time.perf_counter()
         if force or now - self._last_overlay >= 1.0 / self.overlay_hz:
@@ -238,11 +258,11 @@ class Window:
                     self._pending[key] = self._drawn[key]
             for key, segments in list(self._pending.items()):
                 legend = texts or key not in self._texts  # a new key's legend at once
-                self._push(key, segments, rows[key], legend)
+                self._push(key, segments, rows[key], texts_too=legend)
                 if legend:  # else pushed again (lines are cheap) until its legend is
                     del self._pending[key]
-            if self.show_time and texts:
-                self._push_time(t)
+            if self.show_time and texts:  # with every row drawn by then
+                self._push_time(shown_t)
         if self.render == "sync" and (force or now - self._last_redraw >= 1.0 / self.redraw_hz):
             self.redraw()
 
@@ -276,7 +296,8 @@ class Window:
         cam = self._cam if self._cam is not None else self.camera()
         return self.visible(cam["size"])[1] + LEGEND_TOP + row * LEGEND_ROW
 
-    def _push(self, key: str, segments: Sequence[Segment], row: int, texts_too: bool = True) -> None:
+    def _push(self, key: str, segments: Sequence[Segment], row: int, labels: Sequence[str] | None = None,
+              texts_too: bool = True) -> None:
         """The segments of ``key`` as lines, and their legend from row ``row`` down: a swatch of
         the segment's colour, the obstacle's name and distance, a leader line to the segment."""
         old = self._lines.get(key, [])
@@ -301,7 +322,7 @@ class Window:
         new_texts, new_swatches = [], []
         for k, seg in enumerate(segments):
             y = self._row_y(row + k)
-            text = legend_text(seg)
+            text = legend_text(seg) if labels is None else labels[k]
             mid = y - TEXT_MID * TEXT_SIZE
             shown_now = (text, self._view, row + k)
             if k < len(texts) and texts[k][1] == shown_now:
