@@ -249,3 +249,87 @@ def test_the_time_never_runs_ahead_of_its_distances(display, tmp_path):
     assert not bad, (bad, states.keys())
     counted = sum(len(ts) for ts in states.values())
     assert counted >= 50, counted
+
+
+# ---------------------------------------------------------------------- item 3: a removed body
+REMOVED = """
+    import json, time
+    import simbench
+    from simbench.bullet.collision import NamedCollisionObject as O
+
+    def shown(sim):
+        return json.dumps({k: [[s.label, s.distance] for s in v] for k, v in sim.overlays.items()})
+
+    with simbench.Simulation("scene.toml", gui=True) as sim:
+        l7 = O("robot", "lbr_iiwa_link_7")
+        det = sim.detector([(l7, "box"), (l7, "ball")])
+        only = sim.detector([(O("robot", "lbr_iiwa_link_4"), "box")])
+        sim.step(10)
+        sim.draw_closest_points(det.closest_points())
+        sim.draw_closest_points(only.closest_points(), key="only_box")
+        rec = sim.record("run.gif", fps=20, size=(320, 240))
+        sim.step(12)
+        sim.screenshot("before.png", size=(320, 240))
+        print("before", shown(sim), flush=True)
+        time.sleep(2.0)
+        sim.remove_body("box")
+        print("removed", shown(sim), flush=True)
+        print("q", json.dumps(sim.robot.q.tolist()), flush=True)
+        time.sleep(2.0)                    # no step: the window alone
+        print("stepping", flush=True)
+        sim.step(30)
+        sim.screenshot("after.png", size=(320, 240))
+        rec.stop()
+        time.sleep(2.0)
+        print("done", flush=True)
+"""
+
+
+def green_pixels(img):
+    """Pure green pixels (the far segments and their swatches; nothing else in SCENE is)."""
+    r, g, b = (img[..., k].astype(int) for k in range(3))
+    return int(((g > 200) & (r < 80) & (b < 80)).sum())
+
+
+def test_a_removed_bodys_segments_leave_the_window_pictures_and_overlays(display, tmp_path):
+    """remove.py: after sim.remove_body("box") the window and the screenshots still showed
+    'box: 0.806 m' and a green segment ending in empty space, and sim.overlays still listed the
+    box. Now: sim.overlays keeps only the ball's segment (its distance getClosestPoints' on a
+    DIRECT client) and forgets the key that only had the box; the window shows the time and one
+    row, without green segments, within 1 s of the removal (no step) and after 30 more steps;
+    the screenshot and the GIF's last frame have no green, the ones before it do (counted)."""
+    from PIL import Image
+
+    w = run(REMOVED, display, tmp_path, "before", period=0.1)
+    assert w.returncode == 0, w.text("err")[-3000:]
+    out = {line.split()[0]: line.split(maxsplit=1)[1] for line in w.text().splitlines() if " " in line}
+    before, after, q = json.loads(out["before"]), json.loads(out["removed"]), json.loads(out["q"])
+    assert sorted(before) == ["closest", "only_box"] and len(before["closest"]) == 2
+    assert list(after) == ["closest"] and [label for label, _ in after["closest"]] == ["ball"]
+    assert after["closest"][0][1] == pytest.approx(oracle_distance(6, "sphere_small.urdf", (0.55, -0.15, 0.95), q),
+                                                   abs=1e-6)
+    assert after["closest"][0][1] == before["closest"][1][1]
+    t_removed, t_step, t_done = w.time_of("^removed"), w.time_of("^stepping"), w.time_of("^done")
+    phases = {"before": [img for t, img in w.grabs if t < t_removed - 0.2],
+              "removed": [img for t, img in w.grabs if t_removed + 1.0 < t < t_step],
+              "stepped": [img for t, img in w.grabs if t_step + 1.0 < t < t_done]}
+    assert all(len(imgs) >= 5 for imgs in phases.values()), {k: len(v) for k, v in phases.items()}
+    save(phases["before"][-1], tmp_path / "window_before.png")
+    save(phases["removed"][-1], tmp_path / "window_removed.png")
+    checked = 0
+    for img in phases["before"][-3:]:
+        assert legend_ok(img, 3) and test_gui.clearance_pixels(img)[0] > 100, legend_rows(img)
+    for phase in ("removed", "stepped"):
+        for img in phases[phase]:
+            assert legend_ok(img, 1), (phase, legend_rows(img))
+            assert test_gui.clearance_pixels(img)[0] == 0, phase
+            checked += 1
+    assert checked >= 10, checked
+    shots = [np.asarray(Image.open(tmp_path / f"{name}.png").convert("RGB")) for name in ("before", "after")]
+    assert green_pixels(shots[0]) > 50 and green_pixels(shots[1]) == 0, [green_pixels(s) for s in shots]
+    gif = Image.open(tmp_path / "run.gif")
+    frames = []
+    for k in range(gif.n_frames):
+        gif.seek(k)
+        frames.append(green_pixels(np.asarray(gif.convert("RGB"))))
+    assert len(frames) >= 4 and frames[0] > 50 and frames[-1] == 0, frames

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -27,12 +27,14 @@ FAR = 0.3
 @dataclass(frozen=True)
 class Segment:
     """A closest-point segment between two named objects: world points ``a`` and ``b`` (m)
-    and the signed ``distance`` (negative: penetration); ``label`` names the pair."""
+    and the signed ``distance`` (negative: penetration); ``label`` names the pair. ``bodies``:
+    the bodies it joins (dropped when one is removed)."""
 
     a: tuple[float, float, float]
     b: tuple[float, float, float]
     distance: float
     label: str = ""
+    bodies: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def from_result(cls, result: Any) -> "Segment | None":
@@ -41,7 +43,9 @@ class Segment:
         a, b = np.asarray(result.point_a, dtype=float), np.asarray(result.point_b, dtype=float)
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
             return None
-        return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), _side(result.b))
+        near, far = getattr(result, "a", None), getattr(result, "b", None)
+        return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), _side(far),
+                   bodies=(_side(near), _side(far)))
 
     @property
     def text(self) -> str:
@@ -61,6 +65,19 @@ def segments_of(results: Any, labels: Sequence[str] | None = None) -> list[Segme
     names = closest_labels(labels, len(items)) or _default_labels(items)
     return [s if name is None else replace(s, label=name) for s, name in
             zip(map(Segment.from_result, items), names) if s is not None]
+
+
+def without_body(overlays: dict[str, list[Segment]], body: str, window: Any = None) -> dict[str, list[Segment]]:
+    """``overlays`` (key -> segments) less the segments that join ``body`` (removed from the
+    scene), keys left empty dropped; a :class:`~simbench.sim.window.Window` given shows the change at once."""
+    out = {}
+    for key, segments in overlays.items():
+        kept = [s for s in segments if body not in s.bodies]
+        if kept:
+            out[key] = kept
+        if window is not None and len(kept) != len(segments):
+            window.replace(key, kept)
+    return out
 
 
 def _side(obj: Any) -> str:
@@ -185,4 +202,4 @@ def _warn_no_pillow() -> None:
                     "(pip install 'simbench[video]'); images are left unannotated")
 
 
-__all__ = ["Segment", "annotate", "clearance_rgb", "legend_text", "FAR"]
+__all__ = ["Segment", "annotate", "clearance_rgb", "legend_text", "without_body", "FAR"]

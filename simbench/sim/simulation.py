@@ -25,7 +25,7 @@ from ..imaging import write_png
 from . import camera as cam
 from .arguments import camera_target, duration, step_count
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
-from .overlay import Segment, annotate as annotate_image, segments_of
+from .overlay import Segment, annotate as annotate_image, segments_of, without_body
 from .poses import base_link_pose, set_base_pose
 from .recording import Recording, check_size
 from .robot import Robot
@@ -203,10 +203,12 @@ class Simulation:
         return self.pair.add_body({"name": name, "urdf": urdf, **keys})
 
     def remove_body(self, name: str) -> None:
-        """Remove body ``name`` from both servers (a detector naming it then refuses, in one line);
-        see :meth:`ServerPair.remove_body <simbench.bullet.servers.ServerPair.remove_body>`."""
+        """Remove body ``name`` from both servers (a detector naming it then refuses, in one line)
+        and the closest-point segments joining it from the window and pictures; see
+        :meth:`ServerPair.remove_body <simbench.bullet.servers.ServerPair.remove_body>`."""
         self._check_open()
         self.pair.remove_body(name)
+        self._overlays = without_body(self._overlays, name, self.window)
         self._handles.pop(name, None)
         if self._robot is not None and self._robot.name == name:
             self._robot = None
@@ -493,7 +495,6 @@ class Simulation:
         state = "closed" if self._closed else f"t={self.t:.4g} s"
         return (f"Simulation({'GUI' if self.gui else 'DIRECT'}, dt={self.dt:g}, {state}, "
                 f"bodies={list(self.bodies)})")
-
 
 
 __all__ = ["Simulation", "SimulationDone"]

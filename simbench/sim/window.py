@@ -229,6 +229,16 @@ class Window:
             self._pending[key] = list(segments)
             self.tick(self._t)
 
+    def replace(self, key: str, segments: Sequence[Segment]) -> None:
+        """:meth:`show` pushed at once with the whole legend (``[]``: remove ``key``, the rows
+        below move up), for a change the script did not draw: a body removed."""
+        with self._lock:
+            if segments:
+                self._pending[key] = list(segments)
+            else:
+                self._clear(key)
+            self._tick(self._t, True)
+
     def tick(self, t: float, *, force: bool = False) -> None:
         """Called after every step with the simulated time ``t``: pushes the overlay when due
         and, in ``"sync"`` mode, redraws the window when due."""
