@@ -14,18 +14,15 @@ saturated swatches); distances from PyBullet's ``getClosestPoints`` on a DIRECT 
 own; the texts the script sent to PyBullet's window, logged by a wrapper of ``addUserDebugText``.
 """
 import json
-import subprocess
 import sys
 import textwrap
-import threading
-import time
 
 import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
 import test_gui  # its Xvfb fixture and helpers
-from test_gui import Watched, env_for
+from test_gui import Watched
 from test_gui_labels import legend_rows
 
 display = test_gui.display
@@ -333,3 +330,115 @@ def test_a_removed_bodys_segments_leave_the_window_pictures_and_overlays(display
         gif.seek(k)
         frames.append(green_pixels(np.asarray(gif.convert("RGB"))))
     assert len(frames) >= 4 and frames[0] > 50 and frames[-1] == 0, frames
+
+
+# ---------------------------------------------------------------------- item 4: rows told apart
+TWO_ARMS = textwrap.dedent("""
+    gravity = [0, 0, 0]
+    robot = "floor_arm"
+    [[body]]
+    name = "floor_arm"
+    urdf = "pybullet_data:kuka_iiwa/model.urdf"
+    fixed_base = true
+    [body.joints]
+    lbr_iiwa_joint_2 = 0.5
+    [[body]]
+    name = "wall_arm"
+    urdf = "pybullet_data:kuka_iiwa/model.urdf"
+    position = [1.6, 0, 1.0]
+    orientation = [0, -1.5708, 0]
+    fixed_base = true
+    [[body]]
+    name = "ball"
+    urdf = "pybullet_data:sphere_small.urdf"
+    position = [0.55, -0.15, 0.95]
+    fixed_base = true
+    [[body]]
+    name = "obst"
+    urdf = "pybullet_data:cube_small.urdf"
+    position = [0.8, 0.5, 0.9]
+    fixed_base = true
+""")
+WALL_BASE = ((1.6, 0, 1.0), tuple(p.getQuaternionFromEuler((0, -1.5708, 0))))
+
+LABELS = """
+    import json, time
+    import pybullet
+    import simbench
+    from simbench.bullet.collision import NamedCollisionObject as O
+
+    sent, add, remove = {}, pybullet.addUserDebugText, pybullet.removeUserDebugItem
+    def logged_add(text, *args, **kwargs):      # what the window is asked to show
+        item = add(text, *args, **kwargs)
+        sent[item] = text
+        return item
+    def logged_remove(item, *args, **kwargs):
+        sent.pop(item, None)
+        return remove(item, *args, **kwargs)
+    pybullet.addUserDebugText, pybullet.removeUserDebugItem = logged_add, logged_remove
+
+    with simbench.Simulation("scene.toml", gui=True) as sim:
+        f7, w7 = O("floor_arm", "lbr_iiwa_link_7"), O("wall_arm", "lbr_iiwa_link_7")
+        sim.step(5)
+        sim.draw_closest_points(sim.detector([(f7, "ball")]).closest_points(), key="floor")
+        sim.draw_closest_points(sim.detector([(w7, "ball")], robot="wall_arm").closest_points(), key="wall")
+        sim.draw_closest_points(sim.detector([(f7, "obst"), (w7, "obst")]).closest_points(), key="one")
+        print("q", json.dumps([sim.robot.q.tolist(), sim.handle("wall_arm").q.tolist()]), flush=True)
+        sim.screenshot("shot.png", size=(640, 480))
+        time.sleep(2.0)
+        print("sent", json.dumps(sorted(text for text in sent.values() if not text.startswith("t ="))), flush=True)
+        print("overlays", json.dumps({k: [s.label for s in v] for k, v in sim.overlays.items()}), flush=True)
+        time.sleep(1.0)
+        print("done", flush=True)
+"""
+
+
+def ink_rows(mask):
+    """(top, bottom, width) of the text lines in a boolean mask (rows of ink, 2 px gaps joined)."""
+    from test_gui_labels import runs
+
+    out = []
+    for a, b in runs(mask.sum(axis=1), join=2):
+        cols = np.flatnonzero(mask[a:b].any(axis=0))
+        out.append((a, b, int(cols[-1] - cols[0])))
+    return out
+
+
+def test_rows_that_would_read_the_same_name_the_robot(display, tmp_path):
+    """Two arms: keys 'floor' and 'wall' each drew link 7 against the ball ('ball: 0.764 m' and
+    'ball: 0.646 m'), and one detector drew both link 7s against obst ('obst (lbr_iiwa_link_7)'
+    twice). Now the four rows sent to the window name body and link,
+    'ball (floor_arm/lbr_iiwa_link_7): ...', with getClosestPoints' distances (DIRECT client);
+    sim.overlays keeps the per-key labels. On the screen (idle) and in the screenshot the four
+    rows' ink widths follow those texts' lengths (px per character within 25 % of the time's)."""
+    from PIL import Image
+
+    w = run(LABELS, display, tmp_path, "q", period=0.1, scene=TWO_ARMS)
+    assert w.returncode == 0, w.text("err")[-3000:]
+    out = {line.split()[0]: json.loads(line.split(maxsplit=1)[1]) for line in w.text().splitlines()
+           if line.split()[0] in ("q", "sent", "overlays")}
+    q_floor, q_wall = out["q"]
+    truth = {(arm, obj): oracle_distance(6, urdf, pos, q, base)
+             for arm, q, base in (("floor_arm", q_floor, None), ("wall_arm", q_wall, WALL_BASE))
+             for obj, urdf, pos in (("ball", "sphere_small.urdf", (0.55, -0.15, 0.95)),
+                                    ("obst", "cube_small.urdf", (0.8, 0.5, 0.9)))}
+    want = [f"{obj} ({arm}/lbr_iiwa_link_7): {d:.3f} m" for (arm, obj), d in truth.items()]
+    assert out["sent"] == sorted(want), (out["sent"], want)
+    assert out["overlays"] == {"floor": ["ball"], "wall": ["ball"],
+                               "one": ["obst (lbr_iiwa_link_7)", "obst (lbr_iiwa_link_7)"]}
+    order = [want[0], want[2], want[1], want[3]]   # floor, wall, one (floor, wall)
+    idle = [img for t, img in w.grabs if w.time_of("^q") + 1.0 < t < w.time_of("^sent")]
+    assert len(idle) >= 5, len(idle)
+    save(idle[-1], tmp_path / "window.png")
+    shot = np.asarray(Image.open(tmp_path / "shot.png").convert("RGB"))
+    pictures = {"window": (idle[-1][:170, 14:700].astype(int).max(axis=-1) < 60, "t = 0.02 s"),
+                "screenshot": (shot[:110, :640].astype(int).min(axis=-1) > 235, "t = 0.021 s")}
+    checked = 0
+    for name, (mask, time_label) in pictures.items():
+        rows = ink_rows(mask)
+        assert len(rows) == 5, (name, rows)
+        per_char = rows[0][2] / len(time_label)
+        for (_, _, width), text in zip(rows[1:], order):
+            assert abs(width / len(text) / per_char - 1) < 0.25, (name, width, text, per_char)
+            checked += 1
+    assert checked == 8

@@ -28,13 +28,16 @@ FAR = 0.3
 class Segment:
     """A closest-point segment between two named objects: world points ``a`` and ``b`` (m)
     and the signed ``distance`` (negative: penetration); ``label`` names the pair. ``bodies``:
-    the bodies it joins (dropped when one is removed)."""
+    the bodies it joins (dropped when one is removed); ``names``: the obstacle, the near side's
+    link (or body) and its ``body/link``, to tell two equal labels apart (:func:`legend_texts`;
+    empty for labels the script gave)."""
 
     a: tuple[float, float, float]
     b: tuple[float, float, float]
     distance: float
     label: str = ""
     bodies: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    names: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def from_result(cls, result: Any) -> "Segment | None":
@@ -44,8 +47,9 @@ class Segment:
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
             return None
         near, far = getattr(result, "a", None), getattr(result, "b", None)
+        names = (_side(far), getattr(near, "link", None) or _side(near), str(near or ""))
         return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), _side(far),
-                   bodies=(_side(near), _side(far)))
+                   bodies=(_side(near), _side(far)), names=names)
 
     @property
     def text(self) -> str:
@@ -62,9 +66,28 @@ def segments_of(results: Any, labels: Sequence[str] | None = None) -> list[Segme
     from .arguments import closest_labels, closest_results
 
     items = closest_results(results)
-    names = closest_labels(labels, len(items)) or _default_labels(items)
-    return [s if name is None else replace(s, label=name) for s, name in
+    given = closest_labels(labels, len(items))
+    names = given or _default_labels(items)
+    return [s if name is None else replace(s, label=name, names=() if given else s.names) for s, name in
             zip(map(Segment.from_result, items), names) if s is not None]
+
+
+def legend_texts(segments: Sequence[Segment]) -> list[str]:
+    """The legend entries of ``segments`` shown together (every key of a window or a frame):
+    :func:`legend_text`, except that rows which would read the same get the near side's link
+    beside the obstacle, then its body too (``ball (floor_arm/lbr_iiwa_link_7)``); labels a
+    script gave are kept as given."""
+    labels = [s.label for s in segments]
+    for _ in range(2):   # link, then body/link
+        seen = [labels.count(x) for x in labels]
+        for k, (s, n) in enumerate(zip(segments, seen)):
+            if n > 1 and len(s.names) == 3:
+                obstacle, link, full = s.names
+                for label in (f"{obstacle} ({link})", f"{obstacle} ({full})"):
+                    if label not in (labels[k], obstacle) and len(label) > len(labels[k]):
+                        labels[k] = label
+                        break
+    return [f"{label}: {s.text}" if label else s.text for label, s in zip(labels, segments)]
 
 
 def without_body(overlays: dict[str, list[Segment]], body: str, window: Any = None) -> dict[str, list[Segment]]:
@@ -167,8 +190,8 @@ def annotate(image: np.ndarray, *, view: Sequence[float] | None = None, proj: Se
     for line in lines:
         text, color = (line, WHITE) if isinstance(line, str) else (str(line[0]), _rgb255(line[1]))
         rows.append((text, color, None, None))
-    for seg, mid in zip(segments, mids):
-        rows.append((legend_text(seg), WHITE, _rgb255(clearance_rgb(seg.distance, far)), mid))
+    for seg, mid, text in zip(segments, mids, legend_texts(segments)):
+        rows.append((text, WHITE, _rgb255(clearance_rgb(seg.distance, far)), mid))
     swatch, thick = 2 * size, max(3, size // 3)
     placed = []
     y = 4
@@ -202,4 +225,4 @@ def _warn_no_pillow() -> None:
                     "(pip install 'simbench[video]'); images are left unannotated")
 
 
-__all__ = ["Segment", "annotate", "clearance_rgb", "legend_text", "without_body", "FAR"]
+__all__ = ["Segment", "annotate", "clearance_rgb", "legend_text", "legend_texts", "without_body", "FAR"]

@@ -63,7 +63,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..errors import SimbenchError, shown
 from .camera import _matrix
-from .overlay import Segment, clearance_rgb, legend_text
+from .overlay import Segment, clearance_rgb, legend_text, legend_texts
 
 p = import_pybullet()
 
@@ -262,13 +262,15 @@ class Window:
                         self._view = _rounded(self._cam) + (self.panels,)
                         self._pending = {**self._drawn, **self._pending}
                         self._time_text = ""
-            rows = self._rows()
-            for key in self._drawn:  # a key above got more or fewer rows: its legend moves
-                if key not in self._pending and rows[key] != self._first.get(key):
+            rows, labels = self._rows(), self._labels()
+            for key in self._drawn:  # a key above got more or fewer rows: its legend moves;
+                # a row of another key reads the same as one of its rows: they are told apart
+                if key not in self._pending and (rows[key] != self._first.get(key) or
+                                                 [x for _, (x, *_) in self._texts.get(key, [])] != labels[key]):
                     self._pending[key] = self._drawn[key]
             for key, segments in list(self._pending.items()):
                 legend = texts or key not in self._texts  # a new key's legend at once
-                self._push(key, segments, rows[key], texts_too=legend)
+                self._push(key, segments, rows[key], labels[key], legend)
                 if legend:  # else pushed again (lines are cheap) until its legend is
                     del self._pending[key]
             if self.show_time and texts:  # with every row drawn by then
@@ -290,6 +292,16 @@ class Window:
             rows[key] = row
             row += len(self._pending.get(key, self._drawn.get(key, ())))
         return rows
+
+    def _labels(self) -> dict[str, list[str]]:
+        """The legend entries of each key, told apart across keys (:func:`legend_texts`)."""
+        keys = {**self._drawn, **self._pending}
+        segments = {key: self._pending.get(key, self._drawn.get(key, ())) for key in keys}
+        texts = legend_texts([s for segs in segments.values() for s in segs])
+        out, at = {}, 0
+        for key, segs in segments.items():
+            out[key], at = texts[at:at + len(segs)], at + len(segs)
+        return out
 
     def _at(self, u: float, v: float) -> np.ndarray:
         """The world point drawn on pixel (u, v) at :data:`LEGEND_DEPTH` in front of the camera."""
