@@ -324,7 +324,10 @@ def test_without_the_sweep_extra_the_local_engine_writes_and_the_rest_names_the_
 
 
 def test_progress_bar_shows_count_rate_and_time_left(tmp_path):
-    env = {**os.environ, "SIMBENCH_PROGRESS": "1"}  # as on a terminal
+    # as on a terminal; every update drawn (tqdm's TQDM_MININTERVAL): with the kernels loaded before
+    # the bar starts (the sweep's warm-up), the 6 chunks take 1-2 ms each, all within tqdm's default
+    # 0.1 s between redraws, so only 0/6000 was drawn
+    env = {**os.environ, "SIMBENCH_PROGRESS": "1", "TQDM_MININTERVAL": "0"}
     proc = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", "dynamics", "simbench:planar_2r.urdf",
                            "--samples", "6000", "--chunk-size", "1000", "--out", "p", "--workers", "1"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
