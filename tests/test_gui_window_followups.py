@@ -14,15 +14,19 @@ saturated swatches); distances from PyBullet's ``getClosestPoints`` on a DIRECT 
 own; the texts the script sent to PyBullet's window, logged by a wrapper of ``addUserDebugText``.
 """
 import json
+import shutil
+import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
 import test_gui  # its Xvfb fixture and helpers
-from test_gui import Watched
+from test_gui import Watched, env_for
 from test_gui_labels import legend_rows
 
 display = test_gui.display
@@ -69,13 +73,21 @@ def oracle_distance(link, urdf, position, q=None, second_base=None):
         p.disconnect(c)
 
 
-def run(script, display, tmp_path, ready, period=0.05, scene=SCENE):
+def run(script, display, tmp_path, ready, period=0.05, scene=SCENE, act=None):
     """``script`` run in ``tmp_path`` beside ``scene.toml``, the screen grabbed every ``period``
-    s from its line starting with ``ready``."""
+    s from its line starting with ``ready`` (then ``act()`` is called, once)."""
     (tmp_path / "scene.toml").write_text(scene)
     (tmp_path / "script.py").write_text(textwrap.dedent(script))
-    return Watched([sys.executable, "script.py"], display, cwd=tmp_path, period=period, timeout=180,
-                   ready=lambda line: line.startswith(ready))
+
+    def seen(line):
+        if not line.startswith(ready):
+            return False
+        if act is not None and not acted:
+            acted.append(act())
+        return True
+
+    acted = []
+    return Watched([sys.executable, "script.py"], display, cwd=tmp_path, period=period, timeout=180, ready=seen)
 
 
 def dark_mask(img, top=0, height=170, width=150):
@@ -114,7 +126,7 @@ MOVED = """
         sim.draw_closest_points(det.closest_points())
         sim.step(2)
         cam = sim.window.camera()
-        print("ready", flush=True)
+        print("ready", cam["yaw"], flush=True)
 
         def busy(seconds):               # the script computes: no step
             end, x = time.perf_counter() + seconds, 0
@@ -122,7 +134,7 @@ MOVED = """
                 x += 1
 
         busy(2.0)
-        for k, (dyaw, dpitch) in enumerate([(35, -12), (-70, 4)]):
+        for k, (dyaw, dpitch) in enumerate([(35, -12), (-70, 4)] if mode != "drag" else []):
             if mode == "slow":           # a step (and a drawing) 1 s before the move, the next 4.5 s later
                 sim.step()           # (the window caught up with it before the move)
                 sim.draw_closest_points(det.closest_points())
@@ -131,31 +143,66 @@ MOVED = """
                                          cam["target"], physicsClientId=sim.client)
             print(f"moved {{k}} {{time.perf_counter()}}", flush=True)
             busy(3.5)
-        print("done", flush=True)
+        busy(14.0 if mode == "drag" else 0.0)   # the test drags the view meanwhile
+        print("done", sim.window.camera()["yaw"], flush=True)
 """
 
 
-@pytest.mark.parametrize("mode", ["busy", "slow"])
+def ctrl_drag(display, dx, dy):
+    """The user turning the view: Ctrl + left button dragged from the window's middle (xdotool)."""
+    def xdo(*args):
+        subprocess.run(["xdotool", *map(str, args)], env=env_for(display), check=True, timeout=20)
+
+    xdo("mousemove", 500, 400, "keydown", "ctrl", "mousedown", 1)
+    for i in range(1, 21):
+        xdo("mousemove", 500 + i * dx // 20, 400 + i * dy // 20)
+        time.sleep(0.03)
+    xdo("mouseup", 1, "keyup", "ctrl")
+
+
+@pytest.mark.parametrize("mode", ["busy", "slow", "drag"])
 def test_legend_follows_a_camera_moved_between_steps(display, tmp_path, mode):
     """The camera moved while the script computes (busy.py: no step any more) or steps slowly
     (slowstep.py; here 1 s before the move and 3.5 s after): the legend, drawn in the 3D scene 0.1 m before the eye it was placed
     for, was gone (busy) or floated in the sky until the next step (slow). Now, within 1.5 s of
     each of two moves and on every grab after that until the next move, the top-left corner
     holds the time and two rows beside two swatches, their text pixels where they were before
-    the move (>= 0.8 of the dark pixels shared), while the scene itself changed (thousands of pixels)."""
-    w = run(MOVED.format(mode=mode), display, tmp_path, "ready")
+    the move (>= 0.8 of the dark pixels shared), while the scene itself changed (thousands of pixels).
+    Mode drag: the busy script, the view turned by two Ctrl-drags of the mouse (xdotool) as the
+    user did."""
+    dragged = []
+    if mode == "drag":
+        if shutil.which("xdotool") is None:
+            pytest.skip("xdotool not installed")
+
+        def drags():
+            for dx, dy in ((160, 40), (-320, -30)):
+                time.sleep(4.0)
+                t0 = time.perf_counter()
+                ctrl_drag(display, dx, dy)
+                dragged.append((t0, time.perf_counter()))
+
+        thread = threading.Thread(target=drags, daemon=True)
+        w = run(MOVED.format(mode=mode), display, tmp_path, "ready", act=thread.start)
+        thread.join(timeout=30)
+        yaws = [float(line.split()[1]) for line in w.text().splitlines() if line.split()[0] in ("ready", "done")]
+        assert len(dragged) == 2 and abs(yaws[1] - yaws[0]) > 5, (dragged, w.text())   # the view turned
+    else:
+        w = run(MOVED.format(mode=mode), display, tmp_path, "ready")
     assert w.returncode == 0, w.text("err")[-3000:]
-    moves = [float(line.split()[2]) for _, name, line in w.lines if name == "out" and line.startswith("moved")]
+    moves = [t1 for _, t1 in dragged] or [float(line.split()[2]) for _, name, line in w.lines
+                                          if name == "out" and line.startswith("moved")]
+    starts = [t0 for t0, _ in dragged] or moves   # when each move began
     done = w.time_of("^done")
     assert len(moves) == 2
-    before = [img for t, img in w.grabs if t < moves[0] - 0.2 and legend_ok(img, 2)]
+    before = [img for t, img in w.grabs if t < starts[0] - 0.2 and legend_ok(img, 2)]
     assert before, [legend_rows(img)[0] for _, img in w.grabs[:10]]
     ref = before[-1]
     rows = legend_rows(ref)[0][1][0] - 2   # the rows below the time (which changes in mode slow)
     save(ref, tmp_path / "before.png")
     checked = 0
     for k, start in enumerate(moves):
-        end = moves[k + 1] if k + 1 < len(moves) else done
+        end = starts[k + 1] if k + 1 < len(moves) else done
         after = [(t, img) for t, img in w.grabs if start + 1.5 < t < end - 0.3]
         assert len(after) >= 10, len(after)
         save(after[0][1], tmp_path / f"moved{k}_first.png")
