@@ -186,7 +186,7 @@ def _diagnose(res: RobotResult, target: Target, model: RobotModel, q: np.ndarray
     ``res.looks_like``), else ''."""
     hyp = looks_like(model, q, qd, qdd, tau, M, truth, tol,
                      lambda a, b, c, g: ref.tau(model, a, b, c, g), lambda a: ref.M(model, a),
-                     _pin_order(model, target.xml) if not model.floating_base else None,
+                     _pin_order(model, target.xml),
                      target.load.base_rotation if target.load is not None and target.load.fixed_base else None)
     res.looks_like = hyp
     return f"; looks like: {hyp}" if hyp else ""

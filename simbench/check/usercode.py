@@ -334,12 +334,13 @@ def _gravity_used(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarra
 
 def _permutations(model: RobotModel, pin_order: list[int] | None) -> list[tuple[str, np.ndarray]]:
     """Joint orders a user may have used instead of ``model.joint_names``: (name, p) with the
-    user's entry ``k`` being our joint ``p[k]``."""
-    n = model.nv
+    user's joint ``k`` being our joint ``p[k]``. ``pin_order``: Pinocchio's index of each of our
+    joints among its joints."""
+    names = list(model.joint_names)
+    n = len(names)
     out = [("reversed", np.arange(n)[::-1])]
     if pin_order is not None and list(pin_order) != list(range(n)):
         out.append(("Pinocchio's order of the URDF", np.argsort(np.asarray(pin_order))))
-    names = list(model.joint_names)
     by_name = np.argsort(names, kind="stable")
     out.append(("sorted by name", by_name))
     seen: set[tuple[int, ...]] = set()
@@ -358,7 +359,7 @@ def looks_like(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
                pin_order: list[int] | None = None, base_rotation: np.ndarray | None = None) -> str | None:
     """The first verified hypothesis for the user's ``(tau, M)`` against ``truth``; None when no
     hypothesis matches. ``tau_of(q, qd, qdd, gravity)`` and ``M_of(q)``: the true dynamics of
-    the model (batched); ``pin_order``: Pinocchio's index of each of our joints, if known;
+    the model (batched); ``pin_order``: Pinocchio's index of each of our velocity entries, if known;
     ``base_rotation``: R_world_base of a fixed base (to name gravity rotated the wrong way)."""
     T, MT = truth
     g = np.asarray(model.gravity, float)
@@ -391,17 +392,22 @@ def looks_like(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
                 named = next((text for f, text in FACTORS.items() if abs(c / f - 1) <= 1e-6), None)
                 return (f"every torque and mass-matrix entry scaled by {c:.6g}"
                         + (f", {named}" if named else "") + f" (matches to {d:.1e})")
-    # joints in another order: the user's f treats our q as its own order
-    if not model.floating_base and model.nq == model.nv and model.nv > 1:
-        for name, p in _permutations(model, pin_order):
-            inv = np.argsort(p)
-            # the user's entry k is our joint p[k]: f(x) = P T(P^T x), i.e. T(x[inv])[p] in our indices
-            tau_h = tau_of(q[:, inv], qd[:, inv], qdd[:, inv], g)[:, p]
+    # joints in another order: the user's f treats our q as its own order (a floating base's
+    # entries first, in place; joints of one entry each)
+    n = len(model.joint_names)
+    bq, bv = model.nq - n, model.nv - n
+    if n > 1 and (bq, bv) in ((0, 0), (7, 6)):
+        joints = None if pin_order is None else [int(k) - bv for k in pin_order[bv:]]
+        for name, pj in _permutations(model, joints):
+            pq, p = np.r_[np.arange(bq), bq + pj], np.r_[np.arange(bv), bv + pj]
+            iq, inv = np.argsort(pq), np.argsort(p)
+            # the user's entry k is our entry p[k]: f(x) = P T(P^T x), i.e. T(x[inv])[p] in our indices
+            tau_h = tau_of(q[:, iq], qd[:, inv], qdd[:, inv], g)[:, p]
             d = _within(tau, tau_h, tol)
             if d is not None:
-                M_h = M_of(q[:, inv])[:, p][:, :, p]
+                M_h = M_of(q[:, iq])[:, p][:, :, p]
                 if _within(M, M_h, tol) is not None:
-                    order = [model.joint_names[int(k)] for k in p]
+                    order = [model.joint_names[int(k)] for k in pj]
                     return (f"joints in another order: {name} ({', '.join(order[:4])}"
                             f"{', ...' if len(order) > 4 else ''}), not joint_names order (matches to {d:.1e})")
     return None
