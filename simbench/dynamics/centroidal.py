@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, lookup, shown
+from ..errors import ShapeError, lookup
 from ..model import RobotModel
 from .inputs import F8, ND, joint_arrays
 from .kernels._jit import jit
-from .kinematics import link_com_jacobians, link_jacobian
+from .kinematics import checked_point, link_com_jacobians, link_jacobian
 from .packing import KEY, KernelModel, kernel_model
 
 __all__ = ["centroidal_momentum_matrix", "centroidal_momentum", "link_velocity", "link_acceleration_bias"]
@@ -227,7 +227,7 @@ def link_acceleration_bias(model: RobotModel, q: Any, v: Any, link: str,
     if point is None:
         pts = np.zeros((V.shape[0], 3))
     else:
-        pts = _point(point, link)
+        pts = checked_point(point, link)
         try:
             full = np.broadcast_shapes(batch, pts.shape[:-1])
         except ValueError:
@@ -256,16 +256,3 @@ def _bias_indices(d: KernelModel, k: int) -> tuple[np.ndarray, np.ndarray, np.nd
     used = np.unique(np.r_[body[moves], k]).astype(np.int64)
     return used, moves.astype(np.int64), np.searchsorted(used, body[moves]).astype(np.int64), \
         int(np.searchsorted(used, k))
-
-
-def _point(point: Any, link: str) -> np.ndarray:
-    """``point`` as finite (..., 3) floats, or a :class:`ShapeError` (the words of
-    :func:`.kinematics.link_jacobian`)."""
-    try:
-        pts = np.asarray(point, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        pts = None
-    if pts is None or pts.shape[-1:] != (3,) or not np.isfinite(pts).all():
-        raise ShapeError(f"point is {shown(point)}; expected (..., 3) finite numbers in the frame "
-                         f"of link {link!r}")
-    return pts

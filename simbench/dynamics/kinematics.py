@@ -111,6 +111,17 @@ def link_pose(model: RobotModel, q: Any, link: str) -> np.ndarray:
     return forward_kinematics(model, q)[..., k, :, :]
 
 
+def checked_point(point: Any, link: str) -> np.ndarray:
+    """``point`` (in the frame of ``link``) as finite (..., 3) floats, or one :class:`ShapeError`."""
+    try:
+        pts = np.asarray(point, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        pts = None
+    if pts is None or pts.shape[-1:] != (3,) or not np.isfinite(pts).all():
+        raise ShapeError(f"point is {shown(point)}; expected (..., 3) finite numbers in the frame of link {link!r}")
+    return pts
+
+
 def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] | None = None
                   ) -> np.ndarray:
     """Geometric Jacobian (..., 6, nv) of ``link``, world-aligned, rows [angular; linear].
@@ -123,16 +134,7 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
     """
     d = model._cache.get(KEY) or kernel_model(model)
     k = lookup(d.link_index, link, "link", model.name)
-    if point is None:
-        pts = ORIGIN
-    else:
-        try:
-            pts = np.asarray(point, dtype=float)
-        except (TypeError, ValueError, OverflowError):
-            pts = None
-        if pts is None or pts.shape[-1:] != (3,) or not np.isfinite(pts).all():
-            raise ShapeError(f"point is {shown(point)}; expected (..., 3) finite numbers in the frame "
-                             f"of link {link!r}")
+    pts = ORIGIN if point is None else checked_point(point, link)
     return _aligned(model, _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :])
 
 
