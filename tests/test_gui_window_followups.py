@@ -316,6 +316,7 @@ REMOVED = """
         sim.screenshot("before.png", size=(320, 240))
         print("before", shown(sim), flush=True)
         time.sleep(2.0)
+        print("removing", flush=True)
         sim.remove_body("box")
         print("removed", shown(sim), flush=True)
         print("q", json.dumps(sim.robot.q.tolist()), flush=True)
@@ -354,7 +355,7 @@ def test_a_removed_bodys_segments_leave_the_window_pictures_and_overlays(display
                                                    abs=1e-6)
     assert after["closest"][0][1] == before["closest"][1][1]
     t_removed, t_step, t_done = w.time_of("^removed"), w.time_of("^stepping"), w.time_of("^done")
-    phases = {"before": [img for t, img in w.grabs if t < t_removed - 0.2],
+    phases = {"before": [img for t, img in w.grabs if t < w.time_of("^removing") - 0.1],
               "removed": [img for t, img in w.grabs if t_removed + 1.0 < t < t_step],
               "stepped": [img for t, img in w.grabs if t_step + 1.0 < t < t_done]}
     assert all(len(imgs) >= 5 for imgs in phases.values()), {k: len(v) for k, v in phases.items()}

@@ -93,13 +93,15 @@ def legend_texts(segments: Sequence[Segment]) -> list[str]:
 def without_body(overlays: dict[str, list[Segment]], body: str, window: Any = None) -> dict[str, list[Segment]]:
     """``overlays`` (key -> segments) less the segments that join ``body`` (removed from the
     scene), keys left empty dropped; a :class:`~simbench.sim.window.Window` given shows the change at once."""
-    out = {}
+    out, changed = {}, {}
     for key, segments in overlays.items():
         kept = [s for s in segments if body not in s.bodies]
         if kept:
             out[key] = kept
-        if window is not None and len(kept) != len(segments):
-            window.replace(key, kept)
+        if len(kept) != len(segments):
+            changed[key] = kept
+    if window is not None and changed:
+        window.replace(changed)
     return out
 
 

@@ -229,14 +229,15 @@ class Window:
             self._pending[key] = list(segments)
             self.tick(self._t)
 
-    def replace(self, key: str, segments: Sequence[Segment]) -> None:
-        """:meth:`show` pushed at once with the whole legend (``[]``: remove ``key``, the rows
-        below move up), for a change the script did not draw: a body removed."""
+    def replace(self, shown: Mapping[str, Sequence[Segment]]) -> None:
+        """:meth:`show` for every key of ``shown``, pushed at once with the whole legend (``[]``:
+        remove the key, the rows below move up), for a change the script did not draw: a body removed."""
         with self._lock:
-            if segments:
-                self._pending[key] = list(segments)
-            else:
-                self._clear(key)
+            for key, segments in shown.items():
+                if segments:
+                    self._pending[key] = list(segments)
+                else:
+                    self._clear(key)
             self._tick(self._t, True)
 
     def tick(self, t: float, *, force: bool = False) -> None:
