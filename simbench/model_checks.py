@@ -46,7 +46,11 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
         out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else \
             _per_link(model, key, value, changes) if key in PER_LINK else \
             _root_pose(value) if key == "root_pose" else value
-    if "root_pose" in out and "gravity" not in out and not out.get("floating_base", model.floating_base):
+    floating = out.get("floating_base", model.floating_base)
+    if floating and out.get("root_pose") is not None:   # its pose is q[:7]: a second one would move
+        raise SimbenchError("root_pose places a welded root; a floating base's pose is q[:7] (x y z qx qy qz qw): "
+                            "set it there, or weld the root first with model.with_floating_base(False)")
+    if "root_pose" in out and "gravity" not in out and not floating:
         out["gravity"] = _world_gravity_kept(model, out["root_pose"])
     return out
 

@@ -281,3 +281,15 @@ def test_moving_the_root_keeps_the_worlds_gravity():
     assert np.allclose(IIWA.replace(root_pose=pose(1.0, 0.5, [0, 0, 1])).replace(root_pose=None).gravity, IIWA.gravity)
     given = IIWA.replace(root_pose=pose(np.pi / 2, 0, [0, 0, 0]), gravity=(0.0, 0.0, -1.62))
     assert given.gravity == (0.0, 0.0, -1.62)
+
+
+def test_a_floating_base_refuses_a_root_pose():
+    """``a1.replace(root_pose=T)`` on a floating a1 moved every pose by T while gravity stayed, so
+    gravity torques were those of the unmoved robot, silently: a floating base's pose is q[:7].
+    Oracle: the one-line refusal; root_pose=None is still accepted."""
+    a1 = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
+    T = np.eye(4)
+    T[:3, 3] = [0.5, -0.2, 1.0]
+    with pytest.raises(SimbenchError, match=r"^root_pose places a welded root; a floating base's pose is q\[:7\]"):
+        a1.replace(root_pose=T)
+    assert a1.replace(root_pose=None).nq == 19

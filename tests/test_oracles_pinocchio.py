@@ -39,3 +39,28 @@ def test_pinocchio_configurations_read_back_as_ours(urdf, floating):
     assert compared == 6
     with pytest.raises(ShapeError, match=rf"q_pin has shape \({model.nq + 3},\); expected \(\.\.\., {pm.nq}\)"):
         mp.q_back(np.zeros(model.nq + 3))
+
+
+def test_pinocchios_model_of_a_moved_root_is_in_the_same_world():
+    """``pinocchio_model(model.replace(root_pose=T))`` carried gravity but not T: every pose,
+    the centre of mass and A_G of a re-mounted model disagreed with "the same" Pinocchio model.
+    Oracle: Pinocchio's frame placements and generalized gravity on the Panda (its root link has
+    mass, so the universe's frames move too), parsed and built, against our poses and torques."""
+    pin = require("pinocchio")
+    from simbench.dynamics import gravity_torques, link_pose
+    from simbench.oracles.pinocchio import PinocchioMap, built_model, pinocchio_model
+    T = np.eye(4)
+    T[:3, :3] = pin.rpy.rpyToMatrix(1.2, 0.3, -0.4)
+    T[:3, 3] = [1.0, 2.0, 3.0]
+    model = RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf").replace(root_pose=T)
+    rng = np.random.default_rng(4)
+    compared = 0
+    for pm in (pinocchio_model(model), built_model(model)):
+        pd, mp = pm.createData(), PinocchioMap(model, pm)
+        for q in rng.uniform(-1, 1, (3, model.nq)):
+            pin.framesForwardKinematics(pm, pd, mp.q(q))
+            for link in model.link_names:
+                assert np.abs(link_pose(model, q, link) - pd.oMf[pm.getFrameId(link)].homogeneous).max() < 1e-12
+                compared += 1
+            assert rel_err(gravity_torques(model, q), mp.back(pin.computeGeneralizedGravity(pm, pd, mp.q(q)))) < 1e-12
+    assert compared == 2 * 3 * len(model.link_names)

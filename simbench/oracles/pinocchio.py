@@ -46,7 +46,8 @@ def import_pinocchio() -> Any:
 def urdf_model(model: "RobotModel", xml: str | bytes | None = None) -> Any:
     """Pinocchio's own parse of the model's URDF (``xml``, the file's text, when given: e.g. an
     expanded xacro file; else the file ``model.source``), with ``JointModelFreeFlyer`` for a
-    floating base and gravity ``model.gravity``. :class:`SimbenchError` when Pinocchio refuses
+    floating base, gravity ``model.gravity`` and a welded root at ``model.root_pose`` (gravity then
+    in the world, ``R g``). :class:`SimbenchError` when Pinocchio refuses
     the file or its joints do not map onto ours."""
     pin = import_pinocchio()
     root = (pin.JointModelFreeFlyer(),) if model.floating_base else ()
@@ -59,6 +60,25 @@ def urdf_model(model: "RobotModel", xml: str | bytes | None = None) -> Any:
         raise SimbenchError(f"Pinocchio cannot read the URDF: {' '.join(str(exc).split())[:160]}") from None
     PinocchioMap(model, pm)  # the joints must map
     pm.gravity.linear = np.asarray(model.gravity, dtype=float)
+    return _placed(pm, model)
+
+
+def _placed(pm: Any, model: "RobotModel") -> Any:
+    """``pm`` with a welded root moved to ``model.root_pose`` (the joints and frames on the
+    universe placed by it) and gravity turned into the world, ``R g``: the same world as our
+    kinematics (poses, centre of mass, Jacobians) and the same torques."""
+    if model.root_pose is None or model.floating_base:
+        return pm
+    pin = import_pinocchio()
+    T = np.asarray(model.root_pose, dtype=float)
+    P = pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
+    for j in range(1, pm.njoints):
+        if pm.parents[j] == 0:
+            pm.jointPlacements[j] = P * pm.jointPlacements[j]
+    for frame in pm.frames:
+        if frame.parentJoint == 0 and frame.name != "universe":
+            frame.placement = P * frame.placement
+    pm.gravity.linear = T[:3, :3] @ np.asarray(model.gravity, dtype=float)
     return pm
 
 
@@ -104,7 +124,7 @@ def built_model(model: "RobotModel") -> Any:
         fid = pm.addFrame(pin.Frame(model.link_names[k], jid, pf, pin.SE3.Identity(), pin.FrameType.BODY))
         pm.appendBodyToJoint(jid, inertia(k), pin.SE3.Identity())
         joint_of[k] = (jid, pin.SE3.Identity(), fid)
-    return pm
+    return _placed(pm, model)
 
 
 def pinocchio_model(model: "RobotModel", xml: str | bytes | None = None) -> Any:
@@ -254,8 +274,10 @@ class PinocchioDynamics:
         return cls(model, built_model(model), "pinocchio (built from the simbench model)")
 
     def _gravity(self, gravity: Sequence[float] | None) -> None:
-        g = self.model.gravity if gravity is None else gravity
-        self.pm.gravity.linear = np.asarray(g, dtype=float)
+        """Gravity in the root frame (ours), set in Pinocchio's world: turned by a placed root's R."""
+        g = np.asarray(self.model.gravity if gravity is None else gravity, dtype=float)
+        pose = self.model.root_pose
+        self.pm.gravity.linear = g if pose is None or self.model.floating_base else np.asarray(pose)[:3, :3] @ g
 
     def inverse_dynamics(self, q: Any, v: Any, a: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
         """``pin.rnea`` per row: (..., nq), (..., nv), (..., nv) -> (..., nv); gravity in the
