@@ -43,6 +43,8 @@ KINDS: dict[str, str] = {
                            "floating_base=True; else welded, as PyBullet makes the joint fixed)",
     "free_root": "a root that looks like a free body (legs, a mobile base) is welded to the world; "
                  "ask for a floating base",
+    "locked_joint": "a joint made rigid at a value by simbench.lock_joints (the model is no longer "
+                    "the file's)",
     # constructs PyBullet refuses:
     "missing_limit": "a revolute or prismatic joint without <limit>",
     "missing_mesh": "a mesh file that cannot be found",

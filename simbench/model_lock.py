@@ -10,10 +10,12 @@ chain), a gripper held closed, a wheel braked.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from .errors import SimbenchError, UnknownNameError, shown
+from .errors import SimbenchError, UnknownNameError, degrees_note, shown
+from .issues import ModelIssue
 from .model import _NV, FIXED, PRISMATIC, SPHERICAL, RobotModel
 
 __all__ = ["lock_joints"]
@@ -35,31 +37,56 @@ def lock_joints(model: RobotModel, values: Mapping[str, float]) -> RobotModel:
     """``model`` with each joint of ``values`` (name -> angle in rad or travel in m) made rigid at
     that value; the other joints keep their names and order (Pinocchio's ``buildReducedModel``).
     Spherical joints cannot be locked here. A value outside the joint's limits is allowed (a pose
-    is not a motion); a non-finite one, an unknown or a fixed joint is one line."""
+    is not a motion) unless it looks like degrees; text, a non-finite value, an unknown or a fixed
+    joint is one line. ``model.issues`` says which joints were locked, at what value
+    (``locked_joint``)."""
+    if not isinstance(model, RobotModel):
+        raise SimbenchError(f"model = {shown(model)}; expected a RobotModel, e.g. "
+                            "simbench.RobotModel.from_urdf('pybullet_data:franka_panda/panda.urdf')")
     if not isinstance(values, Mapping):
         example = f", e.g. {{{model.joint_names[-1]!r}: 0.0}}" if model.joint_names else ""
         raise SimbenchError(f"values = {shown(values)}; expected {{joint name: value}}{example}")
     index = {model.joint_all_names[j]: int(j) for j in model.movable}
     codes, types = np.array(model.joint_type_code), list(model.joint_type)
+    codes_before = np.array(model.joint_type_code)
     origins = np.array(model.joint_origin)
+    issues = [i for i in model.issues if not (i.kind == "mimic_joint" and i.data.get("joint") in values)]
     for name, value in values.items():
+        if name in model.joint_all_names and name not in index:
+            raise SimbenchError(f"joint {name!r} is fixed (in the file, or locked already); expected one of the "
+                                f"movable joints {', '.join(model.joint_names)}")
         if name not in index:
             raise UnknownNameError("movable joint", name, index, f"{model.name} (lock_joints)")
         j = index[name]
         if codes[j] == SPHERICAL:
             raise SimbenchError(f"joint {name!r} is spherical; lock_joints locks revolute, continuous and "
                                 "prismatic joints")
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            x = float("nan")
-        if not np.isfinite(x):
-            raise SimbenchError(f"{name} = {shown(value)}; expected a finite number (rad or m)")
+        x = _value(name, value, model, j)
         origins[j] = origins[j] @ _motion(np.asarray(model.joint_axis[j], float), x, codes[j] == PRISMATIC)
         codes[j], types[j] = FIXED, "fixed"
+        unit = "m" if codes_before[j] == PRISMATIC else "rad"
+        issues.append(ModelIssue("locked_joint", f"joint {name}", f"joint {name!r} locked at {x:g} {unit} "
+                                 "(lock_joints): fixed", {"joint": name, "value": x}))
     v_index, nv = np.full(len(codes), -1, dtype=int), 0
     for j, code in enumerate(codes):
         if _NV[int(code)]:
             v_index[j], nv = nv, nv + _NV[int(code)]
     return model.replace(joint_type=tuple(types), joint_type_code=codes, joint_origin=origins,
-                         joint_v_index=v_index)
+                         joint_v_index=v_index, issues=tuple(issues))
+
+
+def _value(name: str, value: Any, model: RobotModel, j: int) -> float:
+    """A lock value as a float: finite, a number (not text), and not an angle in degrees (beyond
+    a turn and outside the joint's limits)."""
+    x = float("nan")
+    if not isinstance(value, (str, bytes, bool)):
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            pass
+    if not np.isfinite(x):
+        raise SimbenchError(f"{name} = {shown(value)}; expected a finite number (rad or m)")
+    lo, hi = float(model.joint_lower[j]), float(model.joint_upper[j])
+    if int(model.joint_type_code[j]) != PRISMATIC and not lo <= x <= hi and degrees_note(x):
+        raise SimbenchError(f"{name} = {x:g} rad, outside its limits [{lo:g}, {hi:g}]{degrees_note(x)}")
+    return x

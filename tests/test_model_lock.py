@@ -76,3 +76,33 @@ def test_bad_locks_are_one_line():
     assert humanoid.joint_type[humanoid.joint_all_names.index("chest")] == "spherical"
     with pytest.raises(SimbenchError, match=r"joint 'chest' is spherical; lock_joints locks revolute"):
         simbench.lock_joints(humanoid, {"chest": 0.0})
+
+
+def test_lock_values_and_records_a_user_can_rely_on():
+    """Walkthrough P: text ('0.1') and degrees (90) were locked silently, a fixed or locked joint
+    was 'unknown', a str model raised AttributeError, and the locked model still listed the
+    fingers' mimic issue with no record of the values. Oracle: the messages; the model's issues;
+    a model with every joint locked still has centroidal quantities (all zero, 6 x 0)."""
+    from simbench.dynamics import centroidal_momentum, centroidal_momentum_matrix, link_acceleration_bias
+    panda = simbench.RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    for values, text in [({"panda_joint1": "0.1"}, "panda_joint1 = '0.1'; expected a finite number (rad or m)"),
+                         ({"panda_joint1": 90}, "panda_joint1 = 90 rad, outside its limits [-2.9671, 2.9671] "
+                                                "(degrees? 90 degrees is 1.571 rad)"),
+                         ({"panda_hand_joint": 0.0}, "joint 'panda_hand_joint' is fixed (in the file, or locked already)")]:
+        with pytest.raises(SimbenchError) as err:
+            simbench.lock_joints(panda, values)
+        assert str(err.value).startswith(text), err.value
+    with pytest.raises(SimbenchError, match=r"^model = 'panda'; expected a RobotModel"):
+        simbench.lock_joints("panda", {})
+    hand = simbench.lock_joints(panda, {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03})
+    assert [i.kind for i in panda.issues].count("mimic_joint") == 1
+    assert [i.kind for i in hand.issues].count("mimic_joint") == 0
+    assert [(i.data["joint"], i.data["value"]) for i in hand.issues if i.kind == "locked_joint"] == [
+        ("panda_finger_joint1", 0.02), ("panda_finger_joint2", 0.03)]
+    assert "locked at 0.02 m" in hand.summary()
+    with pytest.raises(SimbenchError, match="joint 'panda_finger_joint1' is fixed"):
+        simbench.lock_joints(hand, {"panda_finger_joint1": 0.0})
+    rigid = simbench.lock_joints(panda, {n: 0.0 for n in panda.joint_names})
+    assert centroidal_momentum_matrix(rigid, np.zeros(0)).shape == (6, 0)
+    assert np.array_equal(centroidal_momentum(rigid, np.zeros((3, 0)), np.zeros((3, 0))), np.zeros((3, 6)))
+    assert np.array_equal(link_acceleration_bias(rigid, np.zeros(0), np.zeros(0), "panda_hand"), np.zeros(6))

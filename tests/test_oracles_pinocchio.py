@@ -64,3 +64,22 @@ def test_pinocchios_model_of_a_moved_root_is_in_the_same_world():
                 compared += 1
             assert rel_err(gravity_torques(model, q), mp.back(pin.computeGeneralizedGravity(pm, pd, mp.q(q)))) < 1e-12
     assert compared == 2 * 3 * len(model.link_names)
+
+
+def test_q_back_refuses_what_is_not_a_pinocchio_configuration():
+    """nan, text and a continuous joint at (cos, sin) = (0, 0) came back as nan, a raw ValueError
+    and a silent 0; a str model raised AttributeError. Each is one line now."""
+    require("pinocchio")
+    from simbench.oracles.pinocchio import PinocchioMap, pinocchio_model
+    model = RobotModel.from_urdf("pybullet_data:r2d2.urdf", floating_base=False)
+    pm = pinocchio_model(model)
+    mp = PinocchioMap(model, pm)
+    for bad, text in [(np.full(pm.nq, np.nan), "holds nan or inf; expected finite numbers"),
+                      ("x", f"q_pin = 'x'; expected (..., {pm.nq}) numbers, Pinocchio's q"),
+                      (np.zeros(pm.nq), "a continuous joint's (cos, sin) = (0, 0); expected a point of the unit circle")]:
+        with pytest.raises(ShapeError) as err:
+            mp.q_back(bad)
+        assert text in str(err.value) and "\n" not in str(err.value)
+    from simbench.errors import SimbenchError
+    with pytest.raises(SimbenchError, match=r"^PinocchioMap\('panda', Model\); expected \(a simbench RobotModel"):
+        PinocchioMap("panda", pm)

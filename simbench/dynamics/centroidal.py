@@ -174,7 +174,8 @@ def centroidal_momentum_matrix(model: RobotModel, q: Any) -> np.ndarray:
     T, J = link_com_jacobians(model, q)   # (..., nl, 4, 4), (..., nl, 6, nv)
     lead, nl, nv = T.shape[:-3], model.nlinks, model.nv
     A = np.empty((math.prod(lead), 6, nv))
-    _centroidal_rows(np.ascontiguousarray(T).reshape(-1, nl, 4, 4), np.ascontiguousarray(J).reshape(-1, nl, 6, nv),
+    rows = math.prod(lead)   # not -1: a model without joints has nv = 0
+    _centroidal_rows(np.ascontiguousarray(T).reshape(rows, nl, 4, 4), np.ascontiguousarray(J).reshape(rows, nl, 6, nv),
                      model.link_mass, model.link_com, model.link_inertia, A)
     return A.reshape(lead + (6, nv))
 
@@ -185,7 +186,7 @@ def centroidal_momentum(model: RobotModel, q: Any, v: Any) -> np.ndarray:
     see :func:`centroidal_momentum_matrix`. Pinocchio's ``computeCentroidalMomentum`` (``hg``)
     with the blocks swapped; q (..., nq) and v (..., nv) broadcast."""
     batch, Q, V = _state(model, model._cache.get(KEY) or kernel_model(model), q, v)
-    A = centroidal_momentum_matrix(model, Q).reshape(-1, 6, model.nv)
+    A = centroidal_momentum_matrix(model, Q).reshape(V.shape[0], 6, model.nv)
     return (A @ V[:, :, None]).reshape(batch + (6,))
 
 
@@ -242,7 +243,8 @@ def link_acceleration_bias(model: RobotModel, q: Any, v: Any, link: str,
     nl = model.nlinks
     used, moves, at, ik = model._cached(f"centroidal.bias:{link}", lambda: _bias_indices(d, k))
     out = np.empty((V.shape[0], 6))
-    _bias_rows(np.ascontiguousarray(T).reshape(-1, nl, 4, 4), np.ascontiguousarray(J).reshape(-1, nl, 6, model.nv),
+    rows = V.shape[0]
+    _bias_rows(np.ascontiguousarray(T).reshape(rows, nl, 4, 4), np.ascontiguousarray(J).reshape(rows, nl, 6, model.nv),
                np.ascontiguousarray(V), model.link_com, used, moves, at, ik, *d.velocity_axes[1:], pts, out)
     return out.reshape(batch + (6,))
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import MissingExtraError, ShapeError, SimbenchError
+from ..errors import MissingExtraError, ShapeError, SimbenchError, shown
 from ..model import FIXED, PRISMATIC, REVOLUTE, SPHERICAL
 
 if TYPE_CHECKING:
@@ -149,6 +149,9 @@ class PinocchioMap:
     conventions); a continuous joint of a URDF-parsed model becomes ``(cos q, sin q)``."""
 
     def __init__(self, model: "RobotModel", pm: Any):
+        if not hasattr(model, "movable") or not hasattr(pm, "nv"):
+            raise SimbenchError(f"PinocchioMap({shown(model)}, {type(pm).__name__}); expected (a simbench RobotModel, a "
+                                "pinocchio.Model), e.g. PinocchioMap(model, pinocchio_model(model))")
         if pm.nv != model.nv:
             raise SimbenchError(f"Pinocchio's model has nv = {pm.nv}; simbench's {model.name!r} has "
                                 f"nv = {model.nv}")
@@ -224,9 +227,18 @@ class PinocchioMap:
     def q_back(self, q_pin: Any) -> np.ndarray:
         """(..., pm.nq) Pinocchio's configuration -> (..., nq) ours (a continuous joint's
         ``(cos, sin)`` becomes ``atan2(sin, cos)``, in (-pi, pi])."""
-        q_pin = np.asarray(q_pin, dtype=float)
+        given = q_pin
+        try:
+            q_pin = np.asarray(q_pin, dtype=float)
+        except (TypeError, ValueError):
+            raise ShapeError(f"q_pin = {shown(given)}; expected (..., {self.pm.nq}) numbers, Pinocchio's q") from None
         if q_pin.shape[-1:] != (self.pm.nq,):
             raise ShapeError(f"q_pin has shape {q_pin.shape}; expected (..., {self.pm.nq}), Pinocchio's nq")
+        if not np.isfinite(q_pin).all():
+            raise ShapeError(f"q_pin = {shown(given)} holds nan or inf; expected finite numbers")
+        norms = np.hypot(q_pin[..., self._cont_pin], q_pin[..., self._cont_pin + 1])
+        if norms.size and not (norms > 1e-9).all():
+            raise ShapeError("q_pin holds a continuous joint's (cos, sin) = (0, 0); expected a point of the unit circle")
         out = np.empty(q_pin.shape[:-1] + (self.model.nq,))
         out[..., self._ours_q] = q_pin[..., self._pin_q]
         out[..., self._cont_ours] = np.arctan2(q_pin[..., self._cont_pin + 1], q_pin[..., self._cont_pin])
