@@ -67,9 +67,12 @@ class ArgumentParser(argparse.ArgumentParser):
         ns, extras = self.parse_known_args(words, namespace)
         if extras:   # said by the command's own parser, which knows its options
             chosen = self._chosen_command(ns)
-            if self._more_targets(chosen, extras):   # `sweep collision --samples 20 scene.toml`:
-                ns.targets = [*ns.targets, *extras]   # argparse gives TARGET... only the words
-                return ns                             # before the first option
+            lead = next((k for k, word in enumerate(extras) if word.startswith("-")), len(extras))
+            if lead and self._more_targets(chosen, extras[:lead]):   # `sweep collision --samples 20
+                ns.targets = [*ns.targets, *extras[:lead]]   # scene.toml`: argparse gives TARGET...
+                extras = extras[lead:]                        # only the words before the first option
+            if not extras:
+                return ns
             chosen.error(f"unrecognized arguments: {' '.join(extras)}{self._closest_options(extras, chosen)}")
         return ns
 

@@ -148,7 +148,7 @@ class Viewer:
             unknown = [name for name in q or {} if name not in self.robot.joint_names]
             body = unknown[0].split("/")[0] if unknown and "/" in unknown[0] else None
             if body in self.sim.bodies and body != self.robot.name:   # `--q wall_arm/joint_4=-1`
-                raise SimbenchError(f"--q {unknown[0]}: the joints posed are body {self.robot.name!r}'s; to pose "
+                raise SimbenchError(f"--q {unknown[0]}: the joints posed are those of body {self.robot.name!r}; to pose "
                                     f"{body!r}, write --robot {body} --q {unknown[0].split('/', 1)[1]}=VALUE")
             if unknown:   # one clear line with close matches, naming the file rather than our body name
                 raise UnknownNameError("movable joint", unknown[0], self.robot.joint_names, f"--q of {target}")

@@ -172,5 +172,7 @@ def test_options_may_come_before_the_targets(tmp_path):
     import json
     names = [r["target"] for r in json.loads((tmp_path / "c.json").read_text())["robots"]]
     assert len(names) == 2 and "planar_2r" in names[0] and "anthropomorphic_3link" in names[1]
-    bad = run("sweep", "collision", "--samples", "20", "simbench:kuka_cubes.toml", "--bad", "3")
-    assert bad.returncode == 2 and "unrecognized arguments: simbench:kuka_cubes.toml --bad 3" in bad.stderr
+    # a misspelt option after the target is named alone, not with the target before it
+    bad = run("sweep", "collision", "--samples", "20", "simbench:kuka_cubes.toml", "--out", "o", "--sampels", "3")
+    assert bad.returncode == 2 and bad.stderr.startswith(
+        "simbench sweep: error: unrecognized arguments: --sampels 3; did you mean --samples?"), bad.stderr

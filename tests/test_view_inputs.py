@@ -193,7 +193,7 @@ def test_robot_chooses_the_scene_body_to_pose(tmp_path):
         p.disconnect(c)
     assert len(points) > 0 and label == f"floor ({link})" and abs(float(value.split()[0]) - best[8]) < 1e-4, line
     hint = view(tmp_path, "two.toml", "--direct", "--q", "wall/lbr_iiwa_joint_4=-1")
-    assert hint.returncode == 2 and ("--q wall/lbr_iiwa_joint_4: the joints posed are body 'floor''s; to pose "
+    assert hint.returncode == 2 and ("--q wall/lbr_iiwa_joint_4: the joints posed are those of body 'floor'; to pose "
                                      "'wall', write --robot wall --q lbr_iiwa_joint_4=VALUE") in hint.stderr, hint.stderr
     typo = view(tmp_path, "two.toml", "--direct", "--robot", "wal")
     assert typo.returncode == 2 and "unknown body 'wal' in --robot of two.toml; did you mean 'wall'?" in typo.stderr
