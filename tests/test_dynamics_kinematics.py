@@ -7,7 +7,7 @@ import pytest
 
 from _dyn_helpers import rel_err, require
 from simbench.oracles.pinocchio import PinocchioMap
-from simbench.errors import UnknownNameError
+from simbench.errors import SimbenchError, UnknownNameError
 from simbench.model import RobotModel
 from simbench.spatial import so3_log
 import simbench.dynamics as dyn
@@ -156,3 +156,37 @@ def test_link_pose_by_name_against_pinocchios_frame_placement():
     assert compared == 30
     with pytest.raises(UnknownNameError, match="did you mean .panda_hand."):
         dyn.link_pose(RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf"), np.zeros(9), "panda_hnd")
+
+
+def test_local_frame_jacobians_match_pinocchios_local():
+    """``link_jacobian(..., frame="local")``: both blocks in the link's axes, Pinocchio's
+    ``LOCAL`` (a Pinocchio user rotated by R^T by hand). Oracle: ``getFrameJacobian(LOCAL)`` with
+    the blocks swapped, at the link origin and at a point (a frame added with that placement), on
+    the iiwa and the floating a1, joints by name; a batch equals the single calls."""
+    pin = require("pinocchio")
+    from simbench.oracles.pinocchio import pinocchio_model
+    compared = 0
+    for urdf, floating, link in (("pybullet_data:kuka_iiwa/model.urdf", False, "lbr_iiwa_link_5"),
+                                 ("pybullet_data:a1/a1.urdf", True, "FR_lower")):
+        model = RobotModel.from_urdf(urdf, floating_base=floating)
+        pm = pinocchio_model(model)
+        point = np.array([0.03, -0.02, 0.05])
+        fid = pm.getFrameId(link)
+        pf = pm.frames[fid]
+        at = pm.addFrame(pin.Frame("at_point", pf.parentJoint, fid, pf.placement * pin.SE3(np.eye(3), point),
+                                   pin.FrameType.OP_FRAME))
+        pd, mp = pm.createData(), PinocchioMap(model, pm)
+        Q = model.random_configuration(np.random.default_rng(9), 4)
+        for q in Q:
+            pin.computeJointJacobians(pm, pd, mp.q(q))
+            pin.updateFramePlacements(pm, pd)
+            for frame_id, pt in ((fid, None), (at, point)):
+                Jp = pin.getFrameJacobian(pm, pd, frame_id, pin.ReferenceFrame.LOCAL)[:, mp.pin_of_v]
+                want = np.vstack([Jp[3:], Jp[:3]])
+                assert np.abs(dyn.link_jacobian(model, q, link, pt, frame="local") - want).max() < 1e-12
+                compared += 1
+        batch = dyn.link_jacobian(model, Q, link, point, frame="local")
+        assert np.abs(batch - np.stack([dyn.link_jacobian(model, q, link, point, frame="local") for q in Q])).max() < 1e-14
+    assert compared == 16
+    with pytest.raises(SimbenchError, match=r"^frame = 'LOCAL'; expected 'world'"):
+        dyn.link_jacobian(model, Q[0], link, frame="LOCAL")

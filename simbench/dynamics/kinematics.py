@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, lookup, real_array, shown
+from ..errors import ShapeError, SimbenchError, lookup, real_array, shown
 from ..model import RobotModel
 from .inputs import F8, LISTS, ND, gravity_vector, joint_arrays
 from .kernels import kinematics as KK
@@ -122,20 +122,29 @@ def checked_point(point: Any, link: str) -> np.ndarray:
     return pts
 
 
-def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] | None = None
-                  ) -> np.ndarray:
+def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] | None = None,
+                  frame: str = "world") -> np.ndarray:
     """Geometric Jacobian (..., 6, nv) of ``link``, world-aligned, rows [angular; linear].
 
     The linear rows give the world velocity of the link origin, or of ``point`` (..., 3) (link
-    frame) when given: column i is ``(z_i, z_i x (p - o_i))`` (see the module docstring). One
+    frame) when given: column i is ``(z_i, z_i x (p - o_i))`` (see the module docstring).
+    ``frame="local"``: both blocks in the link's own axes, ``diag(R^T, R^T) J`` (Pinocchio's
+    ``LOCAL``; the default is its ``LOCAL_WORLD_ALIGNED``, blocks swapped in both). One
     compiled call per batch (:func:`.kernels.kinematics.jacobian_rows`); on the iiwa measured
     3 us for one configuration (Pinocchio's frame Jacobian: 1.8 us), against 140 us for the
     numpy expression it replaces.
     """
     d = model._cache.get(KEY) or kernel_model(model)
     k = lookup(d.link_index, link, "link", model.name)
+    if frame not in ("world", "local"):
+        raise SimbenchError(f"frame = {shown(frame)}; expected 'world' (world-aligned axes, the default) or "
+                            "'local' (the link's own axes)")
     pts = ORIGIN if point is None else checked_point(point, link)
-    return _aligned(model, _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :])
+    J = _aligned(model, _jacobians(model, d, q, slice(k, k + 1), pts[..., None, :])[..., 0, :, :])
+    if frame == "local":
+        Rt = np.swapaxes(link_pose(model, q, link)[..., :3, :3], -1, -2)
+        J = np.concatenate([Rt @ J[..., :3, :], Rt @ J[..., 3:, :]], axis=-2)
+    return J
 
 
 def _jacobians(model: RobotModel, d: KernelModel, q: Any, links: Any, pts: np.ndarray,
