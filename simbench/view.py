@@ -281,8 +281,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="joint values (rad or m) within the joints' limits: slider start values, or "
                              "the headless picture's pose; one or more, --q repeatable (--q a=1 b=2 and "
                              "--q a=1 --q b=2 are the same); an item without '=' after them is the target")
-    parser.add_argument("--robot", metavar="NAME", help="the scene body posed by the sliders and --q (default: "
-                                                        "the scene's robot)")
+    parser.add_argument("--robot", metavar="NAME", action="append", help="the scene body posed by the sliders "
+                                                                          "and --q (default: the scene's robot)")
     parser.add_argument("--out", metavar="PNG", help="headless picture (default view.png)")
     parser.add_argument("--size", type=_size, default=(800, 600), metavar="WxH", help="picture size (800x600)")
     parser.add_argument("--duration", type=float, metavar="S", help="close the window after S seconds")
@@ -301,7 +301,11 @@ def run_cli(args: argparse.Namespace) -> int:
     size = check_size(args.size)
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise SimbenchError(f"--duration {shown(args.duration)}: expected a positive number of seconds")
-    viewer = Viewer(target, gui=args.gui, q=q, render=args.render, strict=True, robot=args.robot)
+    if args.robot and len(set(args.robot)) > 1:   # one body is posed
+        raise SimbenchError(f"--robot is given {len(args.robot)} times ({', '.join(args.robot)}); expected one body "
+                            f"to pose, e.g. --robot {args.robot[-1]}")
+    viewer = Viewer(target, gui=args.gui, q=q, render=args.render, strict=True,
+                    robot=args.robot[-1] if args.robot else None)
     restore = stop_on_signals(None, sys.stderr, "simbench view")
     try:
         print(viewer.model.summary())

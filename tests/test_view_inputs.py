@@ -195,5 +195,8 @@ def test_robot_chooses_the_scene_body_to_pose(tmp_path):
     hint = view(tmp_path, "two.toml", "--direct", "--q", "wall/lbr_iiwa_joint_4=-1")
     assert hint.returncode == 2 and ("--q wall/lbr_iiwa_joint_4: the joints posed are those of body 'floor'; to pose "
                                      "'wall', write --robot wall --q lbr_iiwa_joint_4=VALUE") in hint.stderr, hint.stderr
+    twice = view(tmp_path, "two.toml", "--direct", "--robot", "wall", "--robot", "floor")
+    assert twice.returncode == 2 and ("--robot is given 2 times (wall, floor); expected one body to pose, "
+                                      "e.g. --robot floor") in twice.stderr, twice.stderr
     typo = view(tmp_path, "two.toml", "--direct", "--robot", "wal")
     assert typo.returncode == 2 and "unknown body 'wal' in --robot of two.toml; did you mean 'wall'?" in typo.stderr
