@@ -9,6 +9,7 @@ chain), a gripper held closed, a wheel braked.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +20,8 @@ from .issues import ModelIssue
 from .model import _NV, FIXED, PRISMATIC, SPHERICAL, RobotModel
 
 __all__ = ["lock_joints"]
+
+log = logging.getLogger(__name__)
 
 
 def _motion(axis: np.ndarray, value: float, prismatic: bool) -> np.ndarray:
@@ -67,6 +70,13 @@ def lock_joints(model: RobotModel, values: Mapping[str, float]) -> RobotModel:
         unit = "m" if codes_before[j] == PRISMATIC else "rad"
         issues.append(ModelIssue("locked_joint", f"joint {name}", f"joint {name!r} locked at {x:g} {unit} "
                                  "(lock_joints): fixed", {"joint": name, "value": x}))
+    for j, mimic in enumerate(model.joint_mimic):   # a pair the file ties together, locked apart
+        name = model.joint_all_names[j]
+        if mimic is not None and name in values and mimic.joint in values:
+            tied = mimic.multiplier * float(values[mimic.joint]) + mimic.offset
+            if not np.isclose(float(values[name]), tied, rtol=1e-9, atol=1e-12):
+                log.warning("%s: joint %r mimics %r (x%g + %g), so it would be at %g, but is locked at %g",
+                            model.name, name, mimic.joint, mimic.multiplier, mimic.offset, tied, float(values[name]))
     v_index, nv = np.full(len(codes), -1, dtype=int), 0
     for j, code in enumerate(codes):
         if _NV[int(code)]:

@@ -106,3 +106,19 @@ def test_lock_values_and_records_a_user_can_rely_on():
     assert centroidal_momentum_matrix(rigid, np.zeros(0)).shape == (6, 0)
     assert np.array_equal(centroidal_momentum(rigid, np.zeros((3, 0)), np.zeros((3, 0))), np.zeros((3, 6)))
     assert np.array_equal(link_acceleration_bias(rigid, np.zeros(0), np.zeros(0), "panda_hand"), np.zeros(6))
+
+
+def test_a_mimic_pair_locked_apart_is_said(caplog):
+    """The Panda's fingers are tied in the file (finger 2 mimics finger 1, x1 + 0); locking them
+    at 0.02 and 0.03 gave no word. Oracle: the file's <mimic> (read back from the model)."""
+    import logging
+    panda = simbench.RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    mimic = panda.joint_mimic[panda.joint_all_names.index("panda_finger_joint2")]
+    assert (mimic.joint, mimic.multiplier, mimic.offset) == ("panda_finger_joint1", 1.0, 0.0)
+    with caplog.at_level(logging.WARNING, logger="simbench.model_lock"):
+        simbench.lock_joints(panda, {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
+        assert not caplog.records
+        simbench.lock_joints(panda, {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.03})
+    assert [r.getMessage() for r in caplog.records] == [
+        "panda: joint 'panda_finger_joint2' mimics 'panda_finger_joint1' (x1 + 0), so it would be at 0.02, "
+        "but is locked at 0.03"]
