@@ -121,3 +121,31 @@ def test_bad_wrenches_are_one_line():
         dyn.inverse_dynamics_derivatives(model, z, z, z, f_ext={"lbr_iiwa_link_9": np.zeros(6)})
     with pytest.raises(ShapeError, match=r"f_ext\['lbr_iiwa_link_7'\] has shape \(3,\); expected \(\.\.\., 6\)"):
         dyn.forward_dynamics_derivatives(model, z, z, z, f_ext={"lbr_iiwa_link_7": np.zeros(3)})
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_jax_dynamics_take_wrenches_as_the_numba_ones_do(name):
+    """``simbench.dynamics.autodiff.inverse_dynamics`` / ``forward_dynamics`` had no ``f_ext``
+    while the numba functions and the derivatives took it (walkthrough O). Oracle: pin.rnea /
+    pin.aba with the same world wrenches turned into joint-frame forces, joints by name; a
+    wrench on a fixed link (a1's imu_link) included."""
+    from simbench.dynamics import autodiff
+    path, floating, links = CASES[name]
+    model = RobotModel.from_urdf(path, floating_base=floating)
+    pm = pin.buildModelFromUrdf(str(resolve_urdf(path)), *([pin.JointModelFreeFlyer()] if floating else []))
+    pd, mp = pm.createData(), PinocchioMap(model, pm)
+    rng = np.random.default_rng(12)
+    Q = model.random_configuration(rng, 3)
+    V, A, T = rng.normal(size=(3, 3, model.nv))
+    W = rng.normal(size=(len(links), 3, 6)) * [1, 1, 1, 20, 20, 20]
+    f_ext = {link: W[i] for i, link in enumerate(links)}
+    tau = autodiff.inverse_dynamics(model, Q, V, A, f_ext=f_ext)
+    acc = autodiff.forward_dynamics(model, Q, V, T, f_ext=f_ext)
+    compared = 0
+    for s in range(3):
+        qp, vp = mp.q(Q[s]), mp.v(V[s])
+        assert rel_err(tau[s], mp.back(_pinocchio_tau(pm, pd, links, W[:, s], qp, vp, mp.v(A[s])))) < 1e-10
+        assert rel_err(acc[s], mp.back(_pinocchio_tau(pm, pd, links, W[:, s], qp, vp, mp.v(T[s]), fd=True))) < 1e-9
+        compared += 2
+    assert compared == 6
+    assert rel_err(tau, autodiff.inverse_dynamics(model, Q, V, A)) > 1e-3   # the wrenches matter

@@ -70,7 +70,8 @@ _RNEA = {"inverse_dynamics": R.rnea, "forward_dynamics": R.forward_dynamics,
 _BATCHED = {k: jax.jit(jax.vmap(f, in_axes=(None, 0, 0, 0, None))) for k, f in _RNEA.items()}
 #: the derivatives with external wrenches: ``f(P, q, v, x, g, E, w)`` (:mod:`.rnea`)
 _WRENCHED = {k: jax.jit(jax.vmap(getattr(R, k + "_wrenched"), in_axes=(None, 0, 0, 0, None, None, 0)))
-             for k in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")}
+             for k in ("inverse_dynamics", "forward_dynamics", "inverse_dynamics_derivatives",
+                       "forward_dynamics_derivatives")}
 #: a batch of N rows runs in blocks of one of these sizes (the smallest that holds it, else the
 #: largest, the last block padded), so that a function compiles for at most three batch sizes
 BLOCKS = (1, 16, 128)
@@ -238,18 +239,19 @@ def _finite(model: RobotModel, x: np.ndarray, what: str) -> np.ndarray:
 
 
 def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                     gravity: Sequence[float] | None = None) -> np.ndarray:
-    """``tau = M q'' + C q' + g`` by the RNEA written in jax, shape (..., nv)."""
+                     gravity: Sequence[float] | None = None, f_ext: Any = None) -> np.ndarray:
+    """``tau = M q'' + C q' + g - sum J_i^T f_i`` by the RNEA written in jax, shape (..., nv);
+    ``f_ext`` as :func:`simbench.dynamics.inverse_dynamics` takes it."""
     return _call_rnea(model, "inverse_dynamics",
-                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity)
+                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity, f_ext)
 
 
 def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
-                     gravity: Sequence[float] | None = None) -> np.ndarray:
-    """``q'' = M^-1 (tau - C q' - g)`` in jax (M and the bias forces from the RNEA, Cholesky),
-    shape (..., nv)."""
+                     gravity: Sequence[float] | None = None, f_ext: Any = None) -> np.ndarray:
+    """``q'' = M^-1 (tau - C q' - g + sum J_i^T f_i)`` in jax (M and the bias forces from the RNEA,
+    Cholesky), shape (..., nv); ``f_ext`` as :func:`simbench.dynamics.forward_dynamics`."""
     out = _call_rnea(model, "forward_dynamics",
-                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity)
+                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity, f_ext)
     return _finite(model, out, "forward dynamics")
 
 

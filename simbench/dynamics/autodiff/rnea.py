@@ -30,7 +30,8 @@ from .tree import quat_rotation
 
 __all__ = ["rnea", "kinematics", "moved", "dynamics", "mass_and_bias", "forward_dynamics",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives",
-           "inverse_dynamics_derivatives_wrenched", "forward_dynamics_derivatives_wrenched"]
+           "inverse_dynamics_derivatives_wrenched", "forward_dynamics_derivatives_wrenched",
+           "inverse_dynamics_wrenched", "forward_dynamics_wrenched"]
 
 
 def _mv(A, x):
@@ -184,6 +185,19 @@ def _dq_dv_wrenched(P, kin, pw, v, a, g, E, w):
     return (jax.jacfwd(lambda d: dynamics(P, moved(P, kin, d), v, a, g,
                                           _wrenches(_moved_points(P, kin, pw, E, d), E, w)))(z),
             jax.jacfwd(lambda x: dynamics(P, kin, x, a, g, Fe))(v))
+
+
+def inverse_dynamics_wrenched(P, q, v, a, g, E, w):
+    """:func:`rnea` with external wrenches ``w`` on the links of ``E``."""
+    return dynamics(P, kinematics(P, q), v, a, g, _wrenches(_points(P, q, E), E, w))
+
+
+def forward_dynamics_wrenched(P, q, v, tau, g, E, w):
+    """:func:`forward_dynamics` with external wrenches: ``a = M^-1 (tau - b + J^T w)``."""
+    kin, pw = kinematics(P, q), _points(P, q, E)
+    M, b = mass_and_bias(P, kin, v, g)
+    b = b - jnp.sum(kin[0] * (P["AB"].T @ _wrenches(pw, E, w)), axis=-1)
+    return jsl.cho_solve(jsl.cho_factor(M), tau - b)
 
 
 def inverse_dynamics_derivatives_wrenched(P, q, v, a, g, E, w):
