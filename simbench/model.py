@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 #: Joint type codes used in :attr:`RobotModel.joint_type_code` (and by the numba kernels).
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
-#: The free-flyer joint of a floating base (``RobotModel.from_urdf(path, floating_base=True)``).
-FREE = 4
+FREE = 4   #: the free-flyer joint of a floating base (``from_urdf(path, floating_base=True)``)
+_BASE_WHERE = " (its floating base is q[:7] and v[:6], named by model.q_labels and v_labels)"
 _TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE,
                "prismatic": PRISMATIC, "spherical": SPHERICAL}
 _NV = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3, FREE: 6}
@@ -274,7 +274,7 @@ class RobotModel:
     def _joint(self, name: str) -> int:
         """Index of movable joint ``name`` among all joints (:attr:`joint_all_names`)."""
         table = self._cached("jidx", lambda: {self.joint_all_names[j]: int(j) for j in self.movable})
-        return lookup(table, name, "movable joint", self.name)
+        return lookup(table, name, "movable joint", self.name + _BASE_WHERE * self.floating_base)
 
     def link_index(self, name: str) -> int:
         """Index of link ``name`` (0 is the root; PyBullet's index is one less)."""

@@ -56,3 +56,20 @@ def test_the_walkthroughs_line():
     a1 = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
     i = a1.joint_index("FR_upper_joint")
     assert (i, a1.q_labels[i], a1.velocity_index("FR_upper_joint")) == (8, "FR_upper_joint", 7)
+
+
+def test_asking_a_floating_base_by_joint_name_points_at_its_entries():
+    """``a1.velocity_index("root_joint")`` was only 'unknown movable joint': the floating base has
+    no joint name here; the message says where its entries are and what names them. Oracle: the
+    labels themselves (q_labels[:7], v_labels[:6])."""
+    from simbench.errors import UnknownNameError
+    a1 = RobotModel.from_urdf("pybullet_data:a1/a1.urdf", floating_base=True)
+    assert a1.q_labels[:7] == ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+    assert a1.v_labels[:6] == ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+    for ask in (a1.velocity_index, a1.joint_index):
+        with pytest.raises(UnknownNameError, match=r"^unknown movable joint 'root_joint' in a1_description \(its "
+                                                   r"floating base is q\[:7\] and v\[:6\], named by model.q_labels"):
+            ask("root_joint")
+    fixed = RobotModel.from_urdf("pybullet_data:kuka_iiwa/model.urdf")
+    with pytest.raises(UnknownNameError, match=r"^unknown movable joint 'x' in lbr_iiwa[;.]"):
+        fixed.joint_index("x")
