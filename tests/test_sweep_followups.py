@@ -290,3 +290,24 @@ def test_read_takes_some_results_or_columns_and_reads_only_those(tmp_path, monke
         read(out, "tauu")
     with pytest.raises(SimbenchError, match="columns = 3; expected a result's name"):
         read(out, 3)
+
+
+def test_a_sweep_folder_given_as_configs_says_how_to_reuse_its_configurations(tmp_path):
+    """``--configs lab1`` (a sweep's output folder, to relabel its configurations against a changed
+    scene) said only 'expected a .npy or .parquet file'. It now gives the line to write them to
+    one; following it, the new sweep's columns equal the first sweep's, row for row (the same
+    configurations in the same scene)."""
+    scene = str(default_scene_path())
+    first = sweep("collision", scene, samples=24, seed=3, out=tmp_path / "lab1", progress=False)
+    with pytest.raises(SimbenchError) as err:
+        sweep("collision", scene, configs=str(tmp_path / "lab1"), out=tmp_path / "lab2", progress=False)
+    message = str(err.value)
+    assert "is a sweep's folder; expected a .npy or a .parquet file: write its configurations to one with " \
+           "numpy.save('q.npy', simbench.sweep.read(" in message, message
+    np.save(tmp_path / "q.npy", read(tmp_path / "lab1", columns=["q"])["q"])
+    sweep("collision", scene, configs=str(tmp_path / "q.npy"), out=tmp_path / "lab2", progress=False)
+    a, b = read(tmp_path / "lab1"), read(tmp_path / "lab2")
+    assert first is not None and a["q"].shape == (24, 7)
+    assert list(b.columns) == list(a.columns) and "distance" in a.columns
+    assert np.array_equal(a["q"], b["q"]) and np.array_equal(a["distance"], b["distance"])
+    assert np.array_equal(a["in_collision"], b["in_collision"])

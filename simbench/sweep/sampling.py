@@ -75,6 +75,10 @@ def config_path(text: str | os.PathLike) -> Path:
 
     given = os.fspath(text)
     path = Path(given).expanduser()
+    if (path / "_manifest.json").is_file():   # a sweep's folder: its configurations in one file first
+        raise SimbenchError(f"configuration file {shown_path(given)} is a sweep's folder; expected a .npy or "
+                            f"a .parquet file: write its configurations to one with numpy.save('q.npy', "
+                            f"simbench.sweep.read({given!r}, columns=['q'])['q']), then --configs q.npy")
     if path.suffix.lower() not in CONFIG_SUFFIXES:
         raise SimbenchError(f"configuration file {shown_path(given)}: expected a .npy or .parquet file")
     if path.is_file():
