@@ -122,8 +122,8 @@ def test_a_plot_that_fails_leaves_a_note_in_the_json(project):
     import subprocess
 
     proc = subprocess.run([sys.executable, "-m", "simbench", "check", "arm2.urdf", "--dynamics", "lagr:tau_count",
-                           "--samples", "3", "--no-pinocchio", "--plot", "plots", "--json", "r.json"],
-                          capture_output=True, text=True, timeout=600)
+                           "--samples", "3", "--no-pinocchio", "--plot", "plots", "--json", "r.json",
+                           "--markdown", "r.md"], capture_output=True, text=True, timeout=600)
     robots = json.loads((project / "r.json").read_text())["robots"]
     assert len(robots) == 1 and robots[0]["verdict"] == "PASS", robots
     notes = [n for n in robots[0]["notes"] if n.startswith("plot not drawn")]
@@ -131,3 +131,5 @@ def test_a_plot_that_fails_leaves_a_note_in_the_json(project):
     # 12 calls in the check (3 + 3 x 3), the 21st is point 8 of the trajectory
     assert notes == [f"plot not drawn: lagr:tau_count raised RuntimeError: out of licence seats (at lagr.py:{line} "
                      "in tau_count) at point 8 of the 200-point plot trajectory"], (notes, proc.stdout)
+    # the Markdown report carries the notes too (it had none)
+    assert (project / "r.md").read_text().endswith(f"\nNotes:\n\n- `arm2.urdf`: {notes[0]}\n")

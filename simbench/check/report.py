@@ -255,7 +255,8 @@ class Report:
                 f"{c[ERROR]} ERROR, {c[SKIPPED]} SKIPPED (tol {self.settings.get('tol')}, "
                 f"{_counted(self.settings.get('samples'), 'sample')})"
                 + (f", {self.stopped_by()}" if self.interrupted else "") + "\n\n")
-        return head + "\n".join(rows) + "\n"
+        notes = [f"- `{r.target}`: " + " ".join(n.split()) for r in self.results for n in r.notes]
+        return head + "\n".join(rows) + "\n" + ("\nNotes:\n\n" + "\n".join(notes) + "\n" if notes else "")
 
 
 def _num(x: float) -> float | None:
