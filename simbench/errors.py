@@ -179,6 +179,18 @@ def finite_number(value: Any, what: str, unit: str = "", error: type[SimbenchErr
     return v
 
 
+def finite_or_none(value: Any) -> float | None:
+    """``value`` as a finite float, or None for text, booleans, nan, inf and what ``float``
+    refuses (a value typed as a number, not one parsed from text)."""
+    if isinstance(value, (str, bytes, bool)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def real_array(value: Any) -> Any:
     """``numpy.asarray(value, dtype=float)`` for numbers only: TypeError for text (numpy would read
     ``"0.5"`` as 0.5) and complex numbers (numpy would drop the imaginary part), so that

@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SimbenchError, UnknownNameError, degrees_note, shown
+from .errors import SimbenchError, UnknownNameError, degrees_note, finite_or_none, shown
 from .issues import ModelIssue
 from .model import _NV, FIXED, PRISMATIC, SPHERICAL, RobotModel
+from .spatial import so3_exp
 
 __all__ = ["lock_joints"]
 
@@ -25,14 +26,12 @@ log = logging.getLogger(__name__)
 
 
 def _motion(axis: np.ndarray, value: float, prismatic: bool) -> np.ndarray:
-    """The joint's motion (4, 4) at ``value``: a translation along ``axis`` or a rotation about it
-    (Rodrigues' formula)."""
+    """The joint's motion (4, 4) at ``value``: a translation along ``axis`` or a rotation about it."""
     T = np.eye(4)
     if prismatic:
         T[:3, 3] = axis * value
-        return T
-    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    T[:3, :3] = np.eye(3) + np.sin(value) * k + (1.0 - np.cos(value)) * (k @ k)
+    else:
+        T[:3, :3] = so3_exp(axis * value)
     return T
 
 
@@ -88,13 +87,8 @@ def lock_joints(model: RobotModel, values: Mapping[str, float]) -> RobotModel:
 def _value(name: str, value: Any, model: RobotModel, j: int) -> float:
     """A lock value as a float: finite, a number (not text), and not an angle in degrees (beyond
     a turn and outside the joint's limits)."""
-    x = float("nan")
-    if not isinstance(value, (str, bytes, bool)):
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            pass
-    if not np.isfinite(x):
+    x = finite_or_none(value)
+    if x is None:
         raise SimbenchError(f"{name} = {shown(value)}; expected a finite number (rad or m)")
     lo, hi = float(model.joint_lower[j]), float(model.joint_upper[j])
     if int(model.joint_type_code[j]) != PRISMATIC and not lo <= x <= hi and degrees_note(x):

@@ -25,7 +25,6 @@ only by this module. Example::
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
@@ -39,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError, UnknownNameError, shown
+from ..errors import SimbenchError, UnknownNameError, finite_or_none, shown
 from ..extras import require
 from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 
@@ -132,17 +131,6 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
     return bodies
 
 
-def _parameter_number(value: Any) -> float | None:
-    """``value`` as a finite float, or None (text, None, nan, inf, arrays)."""
-    if isinstance(value, (bool, str, bytes)):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 # ---------------------------------------------------------------------- derivation
 @dataclass
 class SymbolicDynamics:
@@ -208,7 +196,7 @@ class SymbolicDynamics:
                                         "numbers, not parameters; derive with symbolic_parameters=True")
                 if sym is None:
                     raise UnknownNameError("parameter", key, by_name, self.model_name)
-                number = _parameter_number(v)
+                number = finite_or_none(v)
                 if number is None:
                     raise SimbenchError(f"parameter {sym} = {shown(v)}; expected a finite number "
                                         f"(the model's value: {float(self.parameters[sym]):.6g})")
