@@ -68,7 +68,7 @@ class ArgumentParser(argparse.ArgumentParser):
         if extras:   # said by the command's own parser, which knows its options
             chosen = self._chosen_command(ns)
             lead = next((k for k, word in enumerate(extras) if word.startswith("-")), len(extras))
-            if lead and self._more_targets(chosen, extras[:lead]):   # `sweep collision --samples 20
+            if lead and self._takes_targets(chosen):   # `sweep collision --samples 20
                 ns.targets = [*ns.targets, *extras[:lead]]   # scene.toml`: argparse gives TARGET...
                 extras = extras[lead:]                        # only the words before the first option
             if not extras:
@@ -77,10 +77,9 @@ class ArgumentParser(argparse.ArgumentParser):
         return ns
 
     @staticmethod
-    def _more_targets(chosen: argparse.ArgumentParser, extras: Sequence[str]) -> bool:
-        """Whether ``extras`` are only more words for the command's ``TARGET...`` list."""
-        targets = [a for a in chosen._actions if a.dest == "targets" and a.nargs in ("*", "+")]
-        return bool(targets) and not any(word.startswith("-") for word in extras)
+    def _takes_targets(chosen: argparse.ArgumentParser) -> bool:
+        """Whether the command has a ``TARGET...`` list (words left over after options join it)."""
+        return any(a.dest == "targets" and a.nargs in ("*", "+") for a in chosen._actions)
 
     def _closest_options(self, words: Sequence[str], chosen: argparse.ArgumentParser) -> str:
         """``"; did you mean --samples?"`` for the unknown options among ``words``, or ``""``."""
