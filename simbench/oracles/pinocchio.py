@@ -78,8 +78,16 @@ def _placed(pm: Any, model: "RobotModel") -> Any:
     for frame in pm.frames:
         if frame.parentJoint == 0 and frame.name != "universe":
             frame.placement = P * frame.placement
-    pm.gravity.linear = T[:3, :3] @ np.asarray(model.gravity, dtype=float)
+    pm.gravity.linear = _world_gravity(model, model.gravity)
     return pm
+
+
+def _world_gravity(model: "RobotModel", gravity: Sequence[float]) -> np.ndarray:
+    """Gravity given in the model's root frame (ours), in Pinocchio's world: turned by a welded
+    root's rotation at ``model.root_pose``."""
+    g = np.asarray(gravity, dtype=float)
+    pose = model.root_pose
+    return g if pose is None or model.floating_base else np.asarray(pose)[:3, :3] @ g
 
 
 def built_model(model: "RobotModel") -> Any:
@@ -286,10 +294,8 @@ class PinocchioDynamics:
         return cls(model, built_model(model), "pinocchio (built from the simbench model)")
 
     def _gravity(self, gravity: Sequence[float] | None) -> None:
-        """Gravity in the root frame (ours), set in Pinocchio's world: turned by a placed root's R."""
-        g = np.asarray(self.model.gravity if gravity is None else gravity, dtype=float)
-        pose = self.model.root_pose
-        self.pm.gravity.linear = g if pose is None or self.model.floating_base else np.asarray(pose)[:3, :3] @ g
+        """Gravity in the root frame (ours), set in Pinocchio's world (:func:`_world_gravity`)."""
+        self.pm.gravity.linear = _world_gravity(self.model, self.model.gravity if gravity is None else gravity)
 
     def inverse_dynamics(self, q: Any, v: Any, a: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
         """``pin.rnea`` per row: (..., nq), (..., nv), (..., nv) -> (..., nv); gravity in the
