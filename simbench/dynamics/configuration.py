@@ -16,7 +16,7 @@ other joints on the real line. Pinocchio's conventions (``pinocchio.integrate``,
 Everything is batched over leading dimensions (Michael Bauer, "Rigid Body Dynamics on Lie
 Groups"; Lynch & Park, *Modern Robotics*, chapter 3). ``integrate``, ``difference`` and
 ``normalize`` run as compiled loops (:mod:`.kernels.configuration`; each entry compiles at its
-first use, 2-5 s, then loads from numba's disk cache) on one index array built once per model (:func:`space`, kept with :func:`.packing.kernel_model`'s result); one configuration
+first use, 2-5 s, then loads from numba's disk cache) on one index array built once per model (:func:`space`, kept in the model's cache); one configuration
 given as float64 arrays skips the validation (the kernel checks finiteness and zero quaternions
 and hands what it refuses to the general path, which raises the clear error); so do rows of
 float64 arrays. Measured on the a1 with a floating base (best of 4 runs on a loaded 2-core
@@ -26,7 +26,6 @@ Python 0.41 ms).
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +35,12 @@ from ..errors import SimbenchError, finite_number
 from ..model import RobotModel, as_joint_array
 from ..spatial import dexp_inv as se3_dexp_inv
 from .kernels import configuration as K
-from .packing import KEY, KernelModel, kernel_model
 
 __all__ = ["integrate", "difference", "normalize", "neutral", "random_configuration",
            "tangent_dexp_inv", "quaternion_slices"]
 
 _ND, _F8 = np.ndarray, np.dtype(np.float64)
+SPACE_KEY = "configuration.space"   #: the model's cache entry of its Space
 _FLOATS = (float, np.float64)
 
 
@@ -56,31 +55,11 @@ class Space:
     quats: int           # the number of quaternions (the base's, the spherical joints')
 
 
-#: Space per packed model: kept as long as :func:`.packing.kernel_model`'s result, which the
-#: model keeps (a modified copy of a model packs afresh, and gets its own Space)
-_SPACES: weakref.WeakKeyDictionary[KernelModel, Space] = weakref.WeakKeyDictionary()
-#: the last (KernelModel, Space), one tuple replaced at once (threads never see a mixed pair):
-#: one identity test per call on the same model; it keeps that one packed model alive
-_LAST: tuple = (None, None)
-
-
 def space(model: RobotModel) -> Space:
-    """The :class:`Space` of ``model`` (built at the first call, then kept with the model's
-    :func:`~.packing.kernel_model`)."""
-    global _LAST
-    last = _LAST
-    d = model._cache.get(KEY)     # kernel_model(model)'s entry, read without a call
-    if d is not None and d is last[0]:
-        return last[1]
-    try:
-        d = kernel_model(model)
-    except SimbenchError:           # a model the kernels refuse (non-finite inertia)
-        return _build_space(model)
-    s = _SPACES.get(d)
-    if s is None:
-        s = _SPACES[d] = _build_space(model)
-    _LAST = (d, s)
-    return s
+    """The :class:`Space` of ``model``, built at the first call and kept with the model (a
+    modified copy, ``model.replace(...)``, builds its own)."""
+    s = model._cache.get(SPACE_KEY)   # the fast path: one dict lookup
+    return s if s is not None else model._cached(SPACE_KEY, lambda: _build_space(model))
 
 
 def _build_space(model: RobotModel) -> Space:
