@@ -44,27 +44,36 @@ def quiet_fds(*fds: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def filtered_stdout(drop: re.Pattern[str]) -> Iterator[None]:
-    """Inside the block, C-level output on stdout (fd 1) is held back; afterwards it is written
-    out without the matches of ``drop`` (PyBullet's warnings that simbench says in its own words)."""
+def filtered_fd(fd: int, drop: re.Pattern[str], kept: list[str] | None = None) -> Iterator[None]:
+    """Inside the block, C-level output on ``fd`` is held back; afterwards it is written out
+    without the matches of ``drop``, and appended whole to ``kept`` when given."""
     try:
         sys.stdout.flush()
-        saved = os.dup(1)
+        sys.stderr.flush()
+        saved = os.dup(fd)
     except (OSError, ValueError):  # no real descriptor (e.g. captured): nothing to filter
         yield
         return
     with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 1)
+        os.dup2(held.fileno(), fd)
         try:
             yield
         finally:
             _flush_c_stdio()
-            os.dup2(saved, 1)
+            os.dup2(saved, fd)
             os.close(saved)
             held.seek(0)
-            text = drop.sub("", held.read().decode(errors="replace"))
+            whole = held.read().decode(errors="replace")
+            if kept is not None:
+                kept.append(whole)
+            text = drop.sub("", whole)
             if text:
-                os.write(1, text.encode())
+                os.write(fd, text.encode())
+
+
+def filtered_stdout(drop: re.Pattern[str]) -> contextlib.AbstractContextManager[None]:
+    """:func:`filtered_fd` on stdout (PyBullet's warnings that simbench says in its own words)."""
+    return filtered_fd(1, drop)
 
 
 def import_pybullet() -> ModuleType:

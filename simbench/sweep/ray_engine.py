@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
+from .._quiet import filtered_fd
 from ..errors import SimbenchError, shown
 from .jobs import Chunk, ChunkData, JobSpec, produce
 from .output import SweepError
@@ -88,7 +90,7 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
     if address not in (None, "auto", "local"):
         probe(address)
     kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    said = ""
+    said: list[str] = []   # what Ray wrote on stderr while joining
     try:
         if address is None:   # our own private instance: Ray's note that it made a token for
             # it ("Token authentication is enabled for this Ray cluster ...", every run) is not
@@ -101,20 +103,17 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
             finally:
                 token.setLevel(level)
         else:
-            with _stderr_kept() as kept:   # Ray's C++ client retries for ~20 s, one line a second
-                try:
-                    ray.init(address=address, **kwargs)
-                finally:
-                    said = kept.text
+            with filtered_fd(2, RETRY_LINES, said):   # Ray's C++ client retries for ~20 s, a line a second
+                ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise SimbenchError(_refusal(address, exc, said)) from None
+        raise SimbenchError(_refusal(address, exc, "".join(said))) from None
     return True
 
 
 #: words of Ray's answer when a cluster refused this driver's token (or its lack of one)
 AUTH_MARKS = ("authenticationerror", "unauthenticated", "invalidauthtoken", "auth token", "authentication token")
 #: Ray's C++ client's line per failed attempt to join (``gcs_client.cc``), dropped from stderr
-RETRY_LINE = "Failed to get cluster ID from GCS server"
+RETRY_LINES = re.compile(r"[^\n]*Failed to get cluster ID from GCS server[^\n]*\n?")
 
 
 def _refusal(address: str | None, exc: BaseException, said: str) -> str:
@@ -138,51 +137,6 @@ def _refusal(address: str | None, exc: BaseException, said: str) -> str:
                 "expected the head node's GCS port (ray start --head --port PORT) and the same Ray version")
     return (f"cannot connect to Ray at {shown(address)} ({first}); start a cluster with `ray start --head` "
             "or leave out --ray-address for a local instance")
-
-
-class _Kept:
-    text = ""
-
-
-class _stderr_kept:
-    """File descriptor 2 (where Ray's C++ code writes) into a temporary file for the block; at its
-    end what was written goes back to stderr except Ray's retry lines (:data:`RETRY_LINE`), and
-    ``.text`` holds all of it. Only around joining a cluster: a private instance's processes
-    would inherit the file."""
-
-    def __enter__(self) -> _Kept:
-        import sys
-        import tempfile
-
-        self.kept = _Kept()
-        try:
-            sys.stderr.flush()
-            self.file = tempfile.TemporaryFile(mode="w+b")
-            self.saved = os.dup(2)
-            os.dup2(self.file.fileno(), 2)
-        except (OSError, ValueError, AttributeError):
-            self.file = None
-        return self.kept
-
-    def __exit__(self, *exc: Any) -> None:
-        import sys
-
-        if self.file is None:
-            return
-        try:
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
-        self.file.seek(0)
-        text = self.file.read().decode(errors="replace")
-        self.file.close()
-        self.kept.text = text
-        rest = "".join(line for line in text.splitlines(keepends=True) if RETRY_LINE not in line)
-        if rest:
-            sys.stderr.write(rest)
-            sys.stderr.flush()
 
 
 def cluster_cpus(ray: Any) -> int:
