@@ -23,32 +23,24 @@ import dataclasses
 import logging
 import math
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, SimbenchError, as_rng, is_count, lookup, nearest_hint, real_array, reason, shown
+from .errors import SimbenchError, as_rng, is_count, lookup, nearest_hint, shown
 from .issues import ModelIssue, say_unphysical
-from .model_checks import checked_changes, sampled_limits
+from .joint_space import (FIXED, FREE, PRISMATIC, REVOLUTE, SPHERICAL, ConfigurationSpace, as_joint_array,
+                          configuration_space, random_quaternions)
+from .joint_space import frozen as _frozen
+from .model_checks import checked_changes, free_root_issues, sampled_limits
 
 if TYPE_CHECKING:
     from .packages import PackageMap
     from .urdf_source import UrdfSource, XacroArgs
 
-#: Joint type codes used in :attr:`RobotModel.joint_type_code` (and by the numba kernels).
-FIXED, REVOLUTE, PRISMATIC, SPHERICAL = 0, 1, 2, 3
-FREE = 4   #: the free-flyer joint of a floating base (``from_urdf(path, floating_base=True)``)
 _BASE_WHERE = " (its floating base is q[:7] and v[:6], named by model.q_labels and v_labels)"
-_TYPE_CODES = {"fixed": FIXED, "revolute": REVOLUTE, "continuous": REVOLUTE,
-               "prismatic": PRISMATIC, "spherical": SPHERICAL}
-_NV = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 3, FREE: 6}
-_NQ = {FIXED: 0, REVOLUTE: 1, PRISMATIC: 1, SPHERICAL: 4, FREE: 7}
-#: labels of the floating base's entries of q and of v (Pinocchio's free-flyer convention)
-BASE_Q_LABELS = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-BASE_V_LABELS = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 
 #: Standard gravity (m/s^2) in a z-up world frame: the one default of the whole project.
 GRAVITY: tuple[float, float, float] = (0.0, 0.0, -9.81)
@@ -79,12 +71,6 @@ def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np
     G[3:, :3] = mass * cx.T
     G[3:, 3:] = mass * np.eye(3)
     return G
-
-
-def _frozen(a: Any, dtype: Any = float) -> np.ndarray:
-    arr = np.array(a, dtype=dtype)
-    arr.setflags(write=False)
-    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,8 +228,8 @@ class RobotModel:
         the floating base's entries."""
         return self._space().q_joint
 
-    def _space(self) -> "_ConfigurationSpace":
-        return self._cached("space", lambda: _configuration_space(self))
+    def _space(self) -> "ConfigurationSpace":
+        return self._cached("space", lambda: configuration_space(self))
 
     @property
     def link_spatial_inertia(self) -> np.ndarray:
@@ -314,7 +300,7 @@ class RobotModel:
         size = (sp.nq,) if n is None else (n, sp.nq)
         q = rng.uniform(lo, hi, size=size)
         for start in sp.quat_start:
-            q[..., start:start + 4] = _random_quaternions(rng, size[:-1])
+            q[..., start:start + 4] = random_quaternions(rng, size[:-1])
         return q
 
     def check_q(self, q: Any, name: str = "q") -> np.ndarray:
@@ -329,7 +315,7 @@ class RobotModel:
         if bool(floating) == self.floating_base:
             return self
         issues = tuple(i for i in self.issues if i.kind != "free_root") if floating else \
-            self.issues + _free_root_issues(self)
+            self.issues + free_root_issues(self)
         gravity = self.gravity if not floating or self.root_pose is None else tuple(   # a welded root's R^T g: the
             float(x) for x in np.asarray(self.root_pose)[:3, :3] @ np.asarray(self.gravity))   # world's again
         return self.replace(floating_base=bool(floating), issues=issues, root_pose=None, gravity=gravity)
@@ -433,167 +419,10 @@ class RobotModel:
         return f"RobotModel({self.name!r}, links={self.nlinks}, dof={self.dof}, source={self.source!r})"
 
 
-def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = "q") -> np.ndarray:
-    """Validate an array of joint values: shape (..., nq) (``space="q"``) or (..., nv)
-    (``space="v"``: velocities, accelerations, forces), finite floats.
-
-    A mapping from joint name to value is accepted too when every entry is a scalar joint (no
-    floating base, no spherical joint; every movable joint must be named).
-    """
-    size, labels = (model.nq, model.q_labels) if space == "q" else (model.nv, model.v_labels)
-    if isinstance(value, Mapping):
-        if size != len(model.joint_names):
-            raise ShapeError(f"{name} given by joint name, but {model.name!r} has a floating base or spherical "
-                             f"joints; give an array of {size} values in the order {list(labels)}")
-        unknown = [k for k in value if k not in model.joint_names]
-        if unknown:
-            model.joint_index(unknown[0])  # raises with close matches
-        missing = [n for n in model.joint_names if n not in value]
-        if missing:
-            raise ShapeError(f"{name} is missing joints {missing}; expected every joint of "
-                             f"{list(model.joint_names)}")
-        value = [value[n] for n in model.joint_names]
-    try:
-        arr = real_array(value)     # not text: numpy would read "0.5" as 0.5
-    except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: an int beyond float64
-        raise ShapeError(f"{name} must be numbers, got {shown(value)} ({reason(exc)})") from None
-    if arr.ndim == 0 or arr.shape[-1] != size:
-        raise ShapeError(f"{name} has shape {arr.shape}; expected (..., {size}) with joints in order {list(labels)}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ShapeError(f"{name} holds a non-finite value {arr[tuple(bad)]} at index "
-                         f"{tuple(int(i) for i in bad)} (joint {labels[bad[-1]]!r}); expected finite numbers")
-    if space == "q":
-        check_quaternions(model, arr, name)
-    return arr
-
-
-def check_quaternions(model: RobotModel, q: np.ndarray, name: str) -> None:
-    """Raise if a quaternion of q (the base's, a spherical joint's) is zero: it names no
-    rotation (one of any other norm is normalised, as ``x y z w / |q|``)."""
-    starts = model._space().quat_start
-    if not starts or not (q[..., [s + 3 for s in starts]] == 0.0).any():   # w = 0 first: cheap
-        return
-    for s in starts:
-        zero = ~(np.einsum("...i,...i->...", q[..., s:s + 4], q[..., s:s + 4]) > 0.0)
-        if zero.any():
-            at = tuple(int(i) for i in np.argwhere(zero)[0])
-            where = f" at batch index {at}" if at else ""
-            label = re.sub(r"(_qx|\[qx\])$", "", model.q_labels[s])
-            raise ShapeError(f"{name}[..., {s}:{s + 4}] (the quaternion x y z w of {label!r}) is "
-                             f"zero{where}; expected a unit quaternion, e.g. (0, 0, 0, 1)")
-
-
-# ---------------------------------------------------------------------- joint and base modelling
-@dataclass(frozen=True)
-class _ConfigurationSpace:
-    """Where each joint's entries sit in q and v (see :meth:`RobotModel.nq`)."""
-
-    nq: int
-    nv: int
-    q_start: np.ndarray     # (nj,) per joint, -1 for fixed joints
-    v_start: np.ndarray
-    q_labels: tuple[str, ...]
-    v_labels: tuple[str, ...]
-    q_joint: np.ndarray     # (nq,) joint of each q entry, -1 for the base
-    lower: np.ndarray       # (nq,)
-    upper: np.ndarray
-    scalar: np.ndarray      # (nq,) bool: a revolute or prismatic joint's entry
-    angular: np.ndarray     # (nq,) bool: an angle (revolute), else a length
-    quat_start: tuple[int, ...]  # q index of every quaternion (base, spherical joints)
-    quat_w: np.ndarray      # (nq,) bool: the w entry of a quaternion
-
-
-def _configuration_space(model: RobotModel) -> _ConfigurationSpace:
-    iq = iv = 0
-    q_labels: list[str] = []
-    v_labels: list[str] = []
-    q_joint: list[int] = []
-    entries: list[tuple[float, float, bool, bool]] = []   # (lower, upper, scalar, angular) per q entry
-    quats: list[int] = []
-    if model.floating_base:
-        q_labels += BASE_Q_LABELS
-        v_labels += BASE_V_LABELS
-        q_joint += [-1] * 7
-        entries += [(-math.inf, math.inf, False, False)] * 7
-        quats.append(3)
-        iq, iv = 7, 6
-    nj = len(model.joint_all_names)
-    q_start, v_start = np.full(nj, -1), np.full(nj, -1)
-    for j in range(nj):
-        code, name = int(model.joint_type_code[j]), model.joint_all_names[j]
-        if code == FIXED:
-            continue
-        q_start[j], v_start[j] = iq, iv
-        if code == SPHERICAL:
-            q_labels += [f"{name}[q{c}]" for c in "xyzw"]
-            v_labels += [f"{name}[w{c}]" for c in "xyz"]
-            entries += [(-math.inf, math.inf, False, False)] * 4
-            quats.append(iq)
-        else:
-            q_labels.append(name)
-            v_labels.append(name)
-            entries.append((float(model.joint_lower[j]), float(model.joint_upper[j]), True, code == REVOLUTE))
-        q_joint += [j] * _NQ[code]
-        iq += _NQ[code]
-        iv += _NV[code]
-    quat_w = np.zeros(iq, dtype=bool)
-    quat_w[[s + 3 for s in quats]] = True
-    lower, upper, scalar, angular = (list(c) for c in zip(*entries)) if entries else ([], [], [], [])
-    return _ConfigurationSpace(
-        nq=iq, nv=iv, q_start=_frozen(q_start, int), v_start=_frozen(v_start, int),
-        q_labels=tuple(q_labels), v_labels=tuple(v_labels), q_joint=_frozen(q_joint, int),
-        lower=_frozen(lower), upper=_frozen(upper), scalar=_frozen(scalar, bool),
-        angular=_frozen(angular, bool), quat_start=tuple(quats), quat_w=_frozen(quat_w, bool))
-
-
-def _random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    """Unit quaternions (x, y, z, w) uniform on SO(3) (K. Shoemake, "Uniform random rotations",
-    Graphics Gems III), shape ``shape + (4,)``."""
-    u1, u2, u3 = rng.uniform(size=(3,) + tuple(shape))
-    a, b = np.sqrt(1.0 - u1), np.sqrt(u1)
-    return np.stack([a * np.sin(2 * np.pi * u2), a * np.cos(2 * np.pi * u2),
-                     b * np.sin(2 * np.pi * u3), b * np.cos(2 * np.pi * u3)], axis=-1)
-
-
-def limb_roots(parent: Sequence[int], movable: Sequence[bool]) -> tuple[list[int], np.ndarray]:
-    """(the first link of each limb, the links welded to the root) of a tree of links 0 .. n-1
-    with ``parent[k] < k`` (link 0 the root) and ``movable[k]``: link k's joint moves. A limb
-    starts at a movable joint whose parent is the root or welded to it."""
-    rigid = np.zeros(len(parent), dtype=bool)
-    rigid[0] = True
-    for k in range(1, len(parent)):
-        rigid[k] = rigid[parent[k]] and not movable[k]
-    return [k for k in range(1, len(parent)) if movable[k] and rigid[parent[k]]], rigid
-
-
-def _free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
-    """An issue line when a fixed-base model's root looks like a free body: the root and the
-    links welded to it by fixed joints have mass and carry two or more limbs (subtrees with
-    movable joints), as legged robots, humanoids and wheeled bases do; welded to the world, such
-    a robot cannot fall, walk or roll. A root link named ``world`` says that the file means it
-    welded (the ROS convention)."""
-    if model.floating_base or model.nlinks < 2 or model.link_names[0] == "world":   # ROS's name for the world
-        return ()
-    codes = np.asarray(model.joint_type_code)
-    tops, rigid = limb_roots(model.link_parent, [False] + [c != FIXED for c in codes])
-    limbs = [model.link_names[k] for k in tops]
-    mass = float(model.link_mass[rigid].sum())
-    if len(limbs) < 2 or mass <= 0:
-        return ()
-    root = model.link_names[0]
-    return (ModelIssue(
-        "free_root", f"link {root!r}",
-        f"the root carries {len(limbs)} limbs and {mass:.4g} kg but nothing fixes it to the world; "
-        f"simbench welds it to the world origin. For a legged or mobile robot use "
-        f"RobotModel.from_urdf(path, floating_base=True) (simbench info --floating): q and v then "
-        f"start with the base pose and twist", {"link": root, "limbs": limbs, "mass": mass}),)
-
-
 def load(path: str | os.PathLike, **kwargs: Any) -> RobotModel:
     """Shorthand for :meth:`RobotModel.from_urdf`."""
     return RobotModel.from_urdf(path, **kwargs)
 
 
-__all__ = ["RobotModel", "ModelIssue", "Mimic", "spatial_inertia", "as_joint_array", "load", "limb_roots",
+__all__ = ["RobotModel", "ModelIssue", "Mimic", "spatial_inertia", "as_joint_array", "load",
            "FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "GRAVITY"]

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import ShapeError, SimbenchError, closest, lookup, nearest_hint, real_array, reason, shown
+from .issues import ModelIssue
+from .joint_space import FIXED
+
+if TYPE_CHECKING:
+    from .model import RobotModel
 
 __all__ = ["PER_JOINT", "PER_LINK", "WIDEST_LIMIT", "checked_changes", "sampled_limits"]
 
@@ -191,3 +196,37 @@ WIDEST_LIMIT = 1e6
 def sampled_limits(limit: np.ndarray) -> np.ndarray:
     """Where joint limits bound the samples: finite and within :data:`WIDEST_LIMIT`."""
     return np.isfinite(limit) & (np.abs(limit) <= WIDEST_LIMIT)
+
+
+def limb_roots(parent: Sequence[int], movable: Sequence[bool]) -> tuple[list[int], np.ndarray]:
+    """(the first link of each limb, the links welded to the root) of a tree of links 0 .. n-1
+    with ``parent[k] < k`` (link 0 the root) and ``movable[k]``: link k's joint moves. A limb
+    starts at a movable joint whose parent is the root or welded to it."""
+    rigid = np.zeros(len(parent), dtype=bool)
+    rigid[0] = True
+    for k in range(1, len(parent)):
+        rigid[k] = rigid[parent[k]] and not movable[k]
+    return [k for k in range(1, len(parent)) if movable[k] and rigid[parent[k]]], rigid
+
+
+def free_root_issues(model: RobotModel) -> tuple[ModelIssue, ...]:
+    """An issue line when a fixed-base model's root looks like a free body: the root and the
+    links welded to it by fixed joints have mass and carry two or more limbs (subtrees with
+    movable joints), as legged robots, humanoids and wheeled bases do; welded to the world, such
+    a robot cannot fall, walk or roll. A root link named ``world`` says that the file means it
+    welded (the ROS convention)."""
+    if model.floating_base or model.nlinks < 2 or model.link_names[0] == "world":   # ROS's name for the world
+        return ()
+    codes = np.asarray(model.joint_type_code)
+    tops, rigid = limb_roots(model.link_parent, [False] + [c != FIXED for c in codes])
+    limbs = [model.link_names[k] for k in tops]
+    mass = float(model.link_mass[rigid].sum())
+    if len(limbs) < 2 or mass <= 0:
+        return ()
+    root = model.link_names[0]
+    return (ModelIssue(
+        "free_root", f"link {root!r}",
+        f"the root carries {len(limbs)} limbs and {mass:.4g} kg but nothing fixes it to the world; "
+        f"simbench welds it to the world origin. For a legged or mobile robot use "
+        f"RobotModel.from_urdf(path, floating_base=True) (simbench info --floating): q and v then "
+        f"start with the base pose and twist", {"link": root, "limbs": limbs, "mass": mass}),)

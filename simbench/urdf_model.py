@@ -17,8 +17,10 @@ import numpy as np
 
 from .errors import URDFError, closest, in_degrees, shown
 from .issues import ModelIssue
-from .model import (_NV, _TYPE_CODES, GRAVITY, PRISMATIC, REVOLUTE, TRIANGLE_TOLERANCE, Mimic, RobotModel,
-                    _free_root_issues, _frozen)
+from .joint_space import _NV, _TYPE_CODES, PRISMATIC, REVOLUTE
+from .joint_space import frozen as _frozen
+from .model import GRAVITY, TRIANGLE_TOLERANCE, Mimic, RobotModel
+from .model_checks import free_root_issues
 from .urdf_checks import _NUMBER_PREFIX  # C's atof reading, as for geometry
 
 
@@ -314,7 +316,7 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues),
         root_pose=None if root_pose is None else _frozen(root_pose),
         gravity=GRAVITY if root_pose is None else tuple(float(g) for g in root_pose[:3, :3].T @ GRAVITY))
-    return model.replace(issues=model.issues + _free_root_issues(model))
+    return model.replace(issues=model.issues + free_root_issues(model))
 
 
 def _mass(link: Any) -> float:

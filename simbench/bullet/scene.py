@@ -40,7 +40,8 @@ import pybullet as p
 
 from .._quiet import filtered_stdout
 from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, quaternion_of_angles, shown, shown_path
-from ..model import GRAVITY, limb_roots
+from ..model import GRAVITY
+from ..model_checks import limb_roots
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
 from . import scene_schema as schema
@@ -122,8 +123,7 @@ class BodySpec:
         if p.getDynamicsInfo(body, -1, physicsClientId=client)[0] <= 0:
             return                   # a massless base is static in PyBullet: it does not fall
         infos = [p.getJointInfo(body, j, physicsClientId=client) for j in range(p.getNumJoints(body, physicsClientId=client))]
-        # PyBullet's link j is link j + 1 of a tree rooted at the base (parents come first)
-        limbs, _ = limb_roots([-1] + [info[16] + 1 for info in infos],
+        limbs, _ = limb_roots([-1] + [info[16] + 1 for info in infos],   # PyBullet's link j is our link j + 1
                               [False] + [info[2] != p.JOINT_FIXED for info in infos])
         if len(limbs) == 1:
             logger.warning("body %r: fixed_base is not set, so its base is free and the arm falls "

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..model import RobotModel
 from . import kernels as K
-from ..model import check_quaternions
+from ..joint_space import check_quaternions
 from .inputs import SERIAL_ROWS, fast1, joint_arrays, plain_batch
 from .kernels import entries as E
 from .kernels.entries import CALL
