@@ -40,6 +40,13 @@ def frozen(a: Any, dtype: Any = float) -> np.ndarray:
     return arr
 
 
+def velocity_starts(codes: "np.ndarray | list[int]") -> np.ndarray:
+    """Each joint's first entry in v (``model.joint_v_index``) from its type code; -1 for a fixed
+    joint. Joints take 0, 1 or 3 entries in turn, in joint order."""
+    sizes = np.array([_NV[int(c)] for c in codes], dtype=int)
+    return np.where(sizes > 0, np.cumsum(sizes) - sizes, -1)
+
+
 def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = "q") -> np.ndarray:
     """Validate an array of joint values: shape (..., nq) (``space="q"``) or (..., nv)
     (``space="v"``: velocities, accelerations, forces), finite floats.
@@ -165,4 +172,4 @@ def random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:
 
 __all__ = ["FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "BASE_Q_LABELS", "BASE_V_LABELS",
            "ConfigurationSpace", "configuration_space", "random_quaternions", "as_joint_array", "check_quaternions",
-           "frozen"]
+           "frozen", "velocity_starts"]

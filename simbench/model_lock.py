@@ -17,7 +17,8 @@ import numpy as np
 
 from .errors import SimbenchError, UnknownNameError, degrees_note, finite_or_none, shown
 from .issues import ModelIssue
-from .model import _NV, FIXED, PRISMATIC, SPHERICAL, RobotModel
+from .joint_space import velocity_starts
+from .model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 from .spatial import so3_exp
 
 __all__ = ["lock_joints"]
@@ -76,12 +77,8 @@ def lock_joints(model: RobotModel, values: Mapping[str, float]) -> RobotModel:
             if not np.isclose(float(values[name]), tied, rtol=1e-9, atol=1e-12):
                 log.warning("%s: joint %r mimics %r (x%g + %g), so it would be at %g, but is locked at %g",
                             model.name, name, mimic.joint, mimic.multiplier, mimic.offset, tied, float(values[name]))
-    v_index, nv = np.full(len(codes), -1, dtype=int), 0
-    for j, code in enumerate(codes):
-        if _NV[int(code)]:
-            v_index[j], nv = nv, nv + _NV[int(code)]
     return model.replace(joint_type=tuple(types), joint_type_code=codes, joint_origin=origins,
-                         joint_v_index=v_index, issues=tuple(issues))
+                         joint_v_index=velocity_starts(codes), issues=tuple(issues))
 
 
 def _value(name: str, value: Any, model: RobotModel, j: int) -> float:

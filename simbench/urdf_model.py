@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import URDFError, closest, in_degrees, shown
 from .issues import ModelIssue
-from .joint_space import _NV, _TYPE_CODES, PRISMATIC, REVOLUTE
+from .joint_space import _TYPE_CODES, PRISMATIC, REVOLUTE, velocity_starts
 from .joint_space import frozen as _frozen
 from .model import GRAVITY, TRIANGLE_TOLERANCE, Mimic, RobotModel
 from .model_checks import free_root_issues
@@ -248,8 +248,6 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
     limits = np.zeros((4, nj))
     damping, friction = np.zeros(nj), np.zeros(nj)
     mimic: list[Mimic | None] = []
-    v_index = np.full(nj, -1, dtype=int)
-    nv = 0
     for j, jt in enumerate(joint_of):
         where = f"joint {jt.name!r}"
         if jt.type in ("floating", "planar"):
@@ -299,9 +297,6 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
                                      f"+ {mm.offset:g}); PyBullet and simbench treat it as an "
                                      f"independent joint", {"joint": jt.name, "mimic": mm.joint}))
         mimic.append(mm)
-        if _NV[code]:
-            v_index[j] = nv
-            nv += _NV[code]
 
     model = RobotModel(
         name=robot.name, source=source, link_names=tuple(order),
@@ -313,7 +308,7 @@ def build(root: Any, source: str, issues: list[ModelIssue]) -> RobotModel:
         joint_axis=_frozen(axes), joint_lower=_frozen(limits[0]), joint_upper=_frozen(limits[1]),
         joint_effort=_frozen(limits[2]), joint_velocity=_frozen(limits[3]),
         joint_damping=_frozen(damping), joint_friction=_frozen(friction),
-        joint_mimic=tuple(mimic), joint_v_index=_frozen(v_index, int), issues=tuple(issues),
+        joint_mimic=tuple(mimic), joint_v_index=_frozen(velocity_starts(codes), int), issues=tuple(issues),
         root_pose=None if root_pose is None else _frozen(root_pose),
         gravity=GRAVITY if root_pose is None else tuple(float(g) for g in root_pose[:3, :3].T @ GRAVITY))
     return model.replace(issues=model.issues + free_root_issues(model))
