@@ -69,8 +69,14 @@ def test_whole_robot_against_a_box_gives_pyb_utils_numbers():
         np.testing.assert_allclose(rec.point_a, best[5], atol=0)
         # every link pair of the whole-body pair, as PyBullet's points
         pts = p.getClosestPoints(rid, bid, 10.0, physicsClientId=c)
-        assert whole.link_distances(max_distance=10.0)[0] == tuple((pt[3], pt[4], pt[8]) for pt in pts)
-        assert len(pts) == 8
+        link_name = {-1: p.getBodyInfo(rid, physicsClientId=c)[0].decode()} | {
+            j: p.getJointInfo(rid, j, physicsClientId=c)[12].decode() for j in range(p.getNumJoints(rid, physicsClientId=c))}
+        assert whole.link_distances(max_distance=10.0)[0] == tuple((link_name[pt[3]], "baseLink", pt[8]) for pt in pts)
+        assert len(pts) == 8 and {link_name[pt[3]] for pt in pts} == {"lbr_iiwa_link_0", "lbr_iiwa_link_1"} | {
+            f"lbr_iiwa_link_{k}" for k in range(2, 8)}
+        batch = whole.link_distances(np.zeros((2, 7)), max_distance=10.0)
+        assert len(batch) == 2 and batch[0] == batch[1] and len(batch[0][0]) == 8 and all(
+            isinstance(la, str) and lb == "baseLink" for la, lb, _ in batch[0][0])
         # the base link alone, spelled explicitly (what a bare name meant before): -0.1585
         base = sim.detector([(("robot", None), "box")]).compute_distances()
         assert abs(base[0] - (-0.1585)) < 1e-4

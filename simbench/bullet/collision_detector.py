@@ -402,13 +402,19 @@ class CollisionDetector:
 
     def link_distances(self, q: Any = None, max_distance: float = 1.0, *, workers: int | None = None) -> list:
         """Per configuration (a list for a batch (N, dof)) and per pair, the tuple of
-        (link A, link B, distance) of every point PyBullet finds within ``max_distance``
-        (PyBullet link indices; padding applied): for a whole-body pair, every link pair that
-        comes that close, not only the closest."""
-        md = check_distance(max_distance, "max_distance", minimum=0.0)
-        flat, batch, n = self._run("links", q, md, workers)
-        P = len(self.pairs)
-        rows = [flat[k * P:(k + 1) * P] for k in range(n)]
+        (link A, link B, distance) of every point PyBullet finds within ``max_distance``, links
+        by name, padding applied: for a whole-body pair, every link pair that comes that close,
+        not only the closest."""
+        names = [(facts(self.loaded.body(a.body)).names, facts(self.loaded.body(b.body)).names) for a, b in self.pairs]
+        rows = self._link_index_distances(q, max_distance, workers)
+        named = [tuple(tuple((na[la], nb[lb], d) for la, lb, d in pts) for (na, nb), pts in zip(names, row))
+                 for row in (rows if isinstance(rows, list) else [rows])]
+        return named if isinstance(rows, list) else named[0]
+
+    def _link_index_distances(self, q: Any, max_distance: float, workers: int | None) -> tuple | list:
+        """:meth:`link_distances` with PyBullet link indices (the path checks' motion bounds)."""
+        flat, batch, n = self._run("links", q, check_distance(max_distance, "max_distance", minimum=0.0), workers)
+        rows = [tuple(flat[k * len(self.pairs):(k + 1) * len(self.pairs)]) for k in range(n)]
         return rows[0] if not batch else rows
 
     def colliding_pairs(self, q: Any = None, margin: float = 0.0, *, workers: int | None = None) -> list:

@@ -209,7 +209,7 @@ def _advance(det: Any, q0: np.ndarray, q1: np.ndarray, resolution: float, margin
         Q = q0[idx] + t[idx, None] * dq[idx]
         # a pair farther than `reach` cannot come within `margin` before the end of its edge
         reach = margin + float((mp[idx] * (1.0 - t[idx, None])).max(initial=0.0)) + 1e-9
-        rows = det.link_distances(Q, reach, workers=workers)
+        rows = det._link_index_distances(Q, reach, workers)
         for k, e in enumerate(idx):
             m = mk[e]
             step, worst = np.inf, -1
