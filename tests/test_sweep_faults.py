@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pyarrow.dataset as ds
 
-from simbench.sweep import read_manifest, sweep
+from simbench import SimbenchError
+from simbench.sweep import read, read_manifest, sweep
 
 SCENE = "simbench:kuka_cubes.toml"
 LINK7 = "robot/lbr_iiwa_link_7"
@@ -103,6 +104,18 @@ def test_sigint_then_rerun_completes_with_identical_results(tmp_path):
     done = len(m["chunks"])
     assert 3 <= done < SAMPLES // 1500 and not list((tmp_path / "o").glob(".chunk-*"))
     assert not (tmp_path / "o" / "_lock").exists()  # released and removed on Ctrl-C too
+    # what is done can be read before the rerun: the reference's rows at those samples, no others
+    try:
+        read(tmp_path / "o")
+        raise AssertionError("an unfinished sweep was read whole")
+    except SimbenchError as exc:
+        assert f"({done:,} of {SAMPLES // 1500:,} chunks)" in str(exc) and "read(out, partial=True)" in str(exc)
+    part, whole = read(tmp_path / "o", partial=True), read(tmp_path / "ref")
+    expected = np.concatenate([np.arange(e["start"], e["stop"]) for e in m["chunks"].values()])
+    assert np.array_equal(part.samples, np.sort(expected)) and len(part.samples) == done * 1500
+    assert np.array_equal(whole.samples, np.arange(SAMPLES)) and part.columns == whole.columns
+    for name in whole:
+        assert np.array_equal(part[name], whole[name][part.samples]), name
     again = subprocess.run([sys.executable, "-m", "simbench.cli", "sweep", *CLI, "--out", "o", "--workers", "2"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr

@@ -404,34 +404,48 @@ def read_manifest(out: str | os.PathLike) -> dict[str, Any]:
 
 class SweepArrays(dict):
     """:func:`read`'s arrays by name; ``columns[name]`` names the entries of each row of array
-    ``name`` (``["distance(robot, ground)", ...]``), in order (flattened for a 2-D row)."""
+    ``name`` (``["distance(robot, ground)", ...]``), in order (flattened for a 2-D row);
+    ``samples`` the sample number of each row (all of 0 .. N-1 for a finished sweep)."""
 
     columns: dict[str, list[str]]
+    samples: Any
 
 
-def read(out: str | os.PathLike, columns: Any = None) -> SweepArrays:
+def read(out: str | os.PathLike, columns: Any = None, *, partial: bool = False) -> SweepArrays:
     """A finished sweep's results as numpy arrays, rows in ``sample`` order: per result of the
-    manifest's ``job.arrays`` an array (N, *shape) (strings: an object array), and ``.columns``
-    naming each array's entries (:class:`SweepArrays`); needs pyarrow.
+    manifest's ``job.arrays`` an array (N, *shape) (strings: an object array), ``.columns``
+    naming each array's entries and ``.samples`` the sample number of each row
+    (:class:`SweepArrays`); needs pyarrow.
 
     ``columns``: the results to read, by array name (``"q"``, ``"tau"``, ``"M"``) or by one
     column's name (``"tau(panda_joint1)"``: an array (N,) under that name), a str or a list;
     default every result. Only those Parquet columns are read (and ``sample``, for the order):
-    a million-row dynamics sweep's ``q`` is 7 of its 120 columns."""
+    a million-row dynamics sweep's ``q`` is 7 of its 120 columns. ``partial``: an unfinished
+    sweep (interrupted, or still running) gives the rows of the chunks its manifest lists as
+    written, which are the rows a finished run gives for those samples."""
     import numpy as np
 
     manifest = read_manifest(out)
-    if not manifest.get("complete"):
-        raise SimbenchError(f"the sweep in {shown_path(str(out))} is not finished ({len(manifest['chunks'])} of "
-                            f"{manifest['n_chunks']} chunks); run the same command again to complete it")
+    done, total = len(manifest["chunks"]), manifest["n_chunks"]
+    if not manifest.get("complete") and not partial:
+        raise SimbenchError(f"the sweep in {shown_path(str(out))} is not finished ({done:,} of {total:,} chunks); "
+                            f"run the same command again to complete it, or read(out, partial=True) for the "
+                            f"rows of the {done:,} chunks written")
     arrays = manifest["job"]["arrays"]
     wanted = _wanted(arrays, columns)
     pa = require_pyarrow("reading a sweep")
     names = list(dict.fromkeys(["sample"] + [c for a in wanted for c in a["columns"]]))
-    table = pa.dataset.dataset(str(out), format="parquet").to_table(columns=names)
-    order = np.argsort(table["sample"].to_numpy(), kind="stable")
+    files = [str(Path(out) / entry["file"]) for entry in manifest["chunks"].values()]  # written whole, listed
+    table = pa.dataset.dataset(files, format="parquet").to_table(columns=names) if files else None
+    sample = table["sample"].to_numpy() if files else np.zeros(0, dtype=np.int64)
+    order = np.argsort(sample, kind="stable")
     out_arrays = SweepArrays()
     out_arrays.columns = {a["name"]: list(a["columns"]) for a in wanted}
+    out_arrays.samples = sample[order]
+    if table is None:   # no chunk written yet: every array empty
+        for a in wanted:
+            out_arrays[a["name"]] = np.zeros((0, *a["shape"]), dtype=object if a["dtype"] == "string" else float)
+        return out_arrays
     for a in wanted:
         cols = [table[c].to_numpy(zero_copy_only=False)[order] for c in a["columns"]]
         if a["dtype"] == "string":
