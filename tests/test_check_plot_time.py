@@ -57,3 +57,26 @@ def test_plot_calls_the_function_once_per_point_and_its_time_is_shown(tmp_path, 
     assert shown, out
     assert abs(float(shown[1]) - summary["seconds"]) <= 0.0505, (shown[0], summary)
     assert abs(float(shown[2]) - summary["plot_seconds"]) <= 0.0505, (shown[0], summary)
+
+
+def test_plot_given_a_png_name_writes_that_file(tmp_path):
+    """``--plot torques.png`` (a file name, as users type it) writes that one PNG for one robot,
+    not a folder named ``torques.png``; for two robots ``torques-<robot>.png`` beside it. Oracle:
+    the files on disk, opened as images by Pillow."""
+    import subprocess
+    import sys
+
+    Image = pytest.importorskip("PIL.Image")
+    run = [sys.executable, "-m", "simbench", "check", "--samples", "3", "--no-pinocchio"]
+    one = subprocess.run(run + ["simbench:planar_2r.urdf", "--plot", "torques.png"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    assert (tmp_path / "torques.png").is_file() and "plot: torques.png" in one.stdout
+    two = subprocess.run(run + ["simbench:planar_2r.urdf", "simbench:anthropomorphic_3link.urdf", "--plot",
+                                "out/t.png"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert two.returncode == 0, two.stderr
+    made = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert made == ["t-simbench_anthropomorphic_3link.urdf.png", "t-simbench_planar_2r.urdf.png"], made
+    for name in ["torques.png", "out/" + made[0], "out/" + made[1]]:
+        with Image.open(tmp_path / name) as im:
+            assert im.format == "PNG" and im.size[0] > 300

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from ..errors import SimbenchError, shown_path
 from ..outputs import parent_made, writable_dir, writable_file
@@ -19,7 +20,7 @@ from .bullet import as_quaternion
 from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
 from .inputs import MAX_SAMPLES, check_numbers
-from .plots import _pyplot, plot_robot
+from .plots import _pyplot, file_stem, is_png, plot_robot
 from .report import ERROR, EXPLAINED, FAIL, SKIPPED, Report, RobotResult
 from .targets import FLOATING_ORIENTATION, Target, resolve_target
 from .usercode import UserCodeFault
@@ -43,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pass when max|error| <= tol * max(1, max|PyBullet|) (default 1e-8)")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="write the report as a Markdown table")
-    parser.add_argument("--plot", metavar="DIR", help="write per-robot torque plots (PNG; needs matplotlib): the dynamics under "
+    parser.add_argument("--plot", metavar="DIR", help="write per-robot torque plots (PNG; needs matplotlib) in folder DIR, "
+                             "or as FILE.png (FILE-<robot>.png for several robots): the dynamics under "
                              "test runs again along a 200-point trajectory (torques only), its time counted")
     parser.add_argument("--strict", action="store_true", help="EXPLAINED counts as a failure too")
     parser.add_argument("--dynamics", metavar="MODULE:FUNCTION",
@@ -104,14 +106,17 @@ def _write(report: Report, args: argparse.Namespace) -> None:
 
 
 def _plots(report: Report, targets: dict[str, Target], args: argparse.Namespace, dyn: object) -> None:
-    for r in report.results:
-        target = targets.get(r.target)
-        if r.errors is None or r.verdict in (ERROR, SKIPPED) or target is None:
-            continue
+    drawn = [r for r in report.results
+             if r.errors is not None and r.verdict not in (ERROR, SKIPPED) and targets.get(r.target) is not None]
+    one_file = Path(args.plot)
+    for r in drawn:
+        target = targets[r.target]
+        out = one_file.with_name(f"{one_file.stem}-{file_stem(target.label)}.png") if is_png(args.plot) and \
+            len(drawn) > 1 else args.plot      # FILE.png: that file for one robot, FILE-<robot>.png for more
         # the difference drawn against the verdict's reference: the true dynamics where it judged
         against_true = r.errors_true is not None or (r.verdict == EXPLAINED and not getattr(dyn, "trusted", True))
         try:
-            png = plot_robot(target, args.plot, dyn, against_true=against_true)  # type: ignore[arg-type]
+            png = plot_robot(target, out, dyn, against_true=against_true)  # type: ignore[arg-type]
         except (UserCodeFault, SimbenchError) as exc:
             why = " ".join(str(exc).split())
             _say(f"  plot: none for {r.target}: {why}")
@@ -167,7 +172,8 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
         if args.markdown:
             writable_file(args.markdown, "--markdown file")
         if args.plot:
-            writable_dir(args.plot, "--plot folder")
+            (writable_file if is_png(args.plot) else writable_dir)(args.plot, "--plot " + (
+                "file" if is_png(args.plot) else "folder"))
             _pyplot()
         if args.base_orientation is not None:
             if args.floating:  # whatever the targets (URDFs, scenes, --corpus), before any work

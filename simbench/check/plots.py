@@ -47,7 +47,7 @@ def _pyplot():
 
 def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints: int = 12,
                n: int = 200, against_true: bool = False) -> Path:
-    """A PNG of per-joint torque along :func:`smooth_trajectory`: the dynamics under test,
+    """A PNG (``out_dir/<robot>.png``, or ``out_dir`` itself when it ends in ``.png``) of per-joint torque along :func:`smooth_trajectory`: the dynamics under test,
     PyBullet, Pinocchio, and the difference of the dynamics under test to the verdict's
     reference: PyBullet, or with ``against_true`` the true dynamics (simbench.dynamics on the
     model, drawn too), as when the verdict says ``vs true``. Raises what ``dyn.evaluate`` raises
@@ -97,13 +97,21 @@ def plot_robot(target: Target, out_dir: str | Path, dyn: Dynamics, *, max_joints
         extra.axis("off")
     fig.suptitle(f"{target.label}: joint torque along a smooth trajectory", fontsize=10)
     fig.tight_layout()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in target.label)
-    png = out / f"{stem}.png"
+    png = Path(out_dir) if is_png(out_dir) else Path(out_dir) / f"{file_stem(target.label)}.png"
+    png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=80)
     plt.close(fig)
     return png
 
 
-__all__ = ["smooth_trajectory", "plot_robot"]
+def is_png(path: str | Path) -> bool:
+    """True when ``--plot`` names one PNG file (``torques.png``), not a folder."""
+    return Path(path).suffix.lower() == ".png" and not Path(path).is_dir()
+
+
+def file_stem(label: str) -> str:
+    """A robot's label as a file name: characters other than letters, digits, ``-_.`` become ``_``."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
+
+
+__all__ = ["smooth_trajectory", "plot_robot", "is_png", "file_stem"]
