@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
+__all__ = ["flag", "meant_flag", "SimbenchError", "URDFError", "UnknownNameError", "ShapeError", "SceneError", "SRDFError",
            "RecordingError", "MissingExtraError", "CLOSE_CUTOFF", "likeness", "closest", "lookup", "finite_number",
            "shown", "shown_path", "path_text",
            "reason", "real_array", "outside_limits", "in_degrees", "degrees_note", "beyond_a_turn", "quaternion_of_angles", "degrees_hint", "is_count", "nearest_hint", "as_rng"]
@@ -274,6 +274,31 @@ def degrees_hint(q: "np.ndarray", names: Sequence[str], lo: "np.ndarray", hi: "n
     many = f" in {int(rows.sum()):,} of {rows.size:,} configurations" if q.ndim > 1 else ""
     return (f"joint {names[col]!r} = {v:g} rad{many}: beyond a turn and outside its limits "
             f"[{lo[col]:.4g}, {hi[col]:.4g}] rad{degrees_note(v)}")
+
+
+_MEANT = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,
+          "0": False, "": False}
+
+
+def meant_flag(value: Any) -> bool | None:
+    """The True or False a user most likely meant by ``value`` ('no', 'yes', 0, 1, None), or None."""
+    import numpy as np
+
+    if isinstance(value, str):
+        return _MEANT.get(value.strip().lower())
+    return bool(value) if value is None or (isinstance(value, (int, np.integer)) and value in (0, 1)) else None
+
+
+def flag(value: Any, what: str) -> bool:
+    """``value`` as a bool when it is one (numpy's too); otherwise one line naming it, since
+    Python reads any non-empty text, 'no' included, as True."""
+    import numpy as np
+
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    meant = meant_flag(value)
+    hint = f" (did you mean {meant}?)" if meant is not None else ""
+    raise SimbenchError(f"{what} = {shown(value)}; expected True or False{hint}")
 
 
 def is_count(value: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .errors import flag
 from .dynamics.protocols import DynamicsModule, InverseDynamicsFunction
 
 __all__ = ["assert_matches_pybullet"]
@@ -40,6 +41,7 @@ def assert_matches_pybullet(urdf: str | os.PathLike,
     __tracebackhide__ = True  # pytest shows the assertion's message, not this helper's source
     from .check import ERROR, EXPLAINED, FAIL, SKIPPED, compare
 
+    allow_explained = flag(allow_explained, "allow_explained")   # 'false' would be True
     kwargs.setdefault("pinocchio", False)
     result = compare(urdf, samples=samples, seed=seed, tol=tol, dynamics=dynamics, **kwargs)
     bad = {FAIL, ERROR, SKIPPED} | (set() if allow_explained else {EXPLAINED})

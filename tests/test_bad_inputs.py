@@ -38,12 +38,14 @@ import pytest
 
 from simbench import dynamics, sweep
 from simbench.bullet.collision_detector import CollisionDetector
+from simbench.check import compare
 from simbench.bullet.scene import Scene
 from simbench.errors import SimbenchError
 from simbench.model import RobotModel
 from simbench.outputs import writable_dir, writable_file
 from simbench.runner import run_script
 from simbench.sim import Recording, Simulation
+from simbench.testing import assert_matches_pybullet
 from simbench.urdf_source import load_source
 
 INERT = '<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
@@ -384,6 +386,10 @@ CASES = [
     C("sweep-max-distance-negative", cli(*SWEEP, "--samples", "5", "--max-distance", "-1"), {}, "max_distance = -1.0", "expected a distance >= 0 m"),
     C("sweep-qd-max-nan", cli("sweep", "dynamics", "ok.urdf", "--samples", "5", "--qd-max", "nan", "--out", "sw"), {}, "qd_max = nan", "expected a finite number >= 0"),
     C("sweep-kind-unknown", cli("sweep", "colision", "two.toml", "--samples", "5", "--out", "sw"), {}, "'colision'", "expected one of collision, dynamics, check"),
+    C("check-floating-text", api("compare('ok.urdf', samples=3, floating='no')"), {}, "floating = 'no'", "expected True or False (did you mean False?)"),
+    C("check-pinocchio-text", api("compare('ok.urdf', samples=3, pinocchio='off')"), {}, "pinocchio = 'off'", "expected True or False (did you mean False?)"),
+    C("assert-floating-text", api("assert_matches_pybullet('ok.urdf', floating='yes')"), {}, "floating = 'yes'", "expected True or False (did you mean True?)"),
+    C("assert-allow-explained-text", api("assert_matches_pybullet('ok.urdf', allow_explained='false')"), {}, "allow_explained = 'false'", "expected True or False (did you mean False?)"),
     C("check-samples-zero", cli("check", "ok.urdf", "--samples", "0"), {}, "--samples 0", "expected a positive integer"),
     C("check-tol-negative", cli("check", "ok.urdf", "--tol", "-1"), {}, "--tol -1.0", "expected a positive number"),
     C("check-tol-nan", cli("check", "ok.urdf", "--tol", "nan"), {}, "--tol nan", "expected a positive number"),
@@ -592,7 +598,8 @@ class _Names(dict):
         super().__init__(np=np, dyn=dynamics, RobotModel=RobotModel, Scene=Scene, load_source=load_source,
                          writable_dir=writable_dir, writable_file=writable_file,
                          CollisionDetector=CollisionDetector, sweep=sweep, run_script=run_script,
-                         Simulation=Simulation, Recording=Recording)
+                         Simulation=Simulation, Recording=Recording, compare=compare,
+                         assert_matches_pybullet=assert_matches_pybullet)
         self.close = close
 
     def __missing__(self, key):

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..bullet.records import dynamics_info
-from ..errors import SimbenchError
+from ..errors import SimbenchError, flag
 from ..model import GRAVITY, PRISMATIC, RobotModel
 from ..oracles.pinocchio import PinocchioDynamics
 from ..progress import progress as progress_bar
@@ -396,6 +396,8 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
     (``report.interrupted``)."""
     t0 = time.perf_counter()
     samples, seed, tol, timeout = check_numbers(samples, seed, tol, timeout, DEFAULT_TIMEOUT)
+    floating, pinocchio = flag(floating, "floating"), flag(pinocchio, "pinocchio")   # 'no' would be True
+    inertia_from_file = flag(inertia_from_file, "inertia_from_file")
     if floating and base_orientation is not None:  # also with only a corpus, before any work
         raise SimbenchError(FLOATING_ORIENTATION)
     dyn = load_dynamics(dynamics, timeout=timeout)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError, SimbenchError, lookup, real_array, shown
+from ..errors import ShapeError, SimbenchError, lookup, meant_flag, real_array, shown
 from ..model import RobotModel, as_joint_array
 from .kernels.entries import OK
 from .packing import KernelModel
@@ -258,8 +258,6 @@ def joint_losses(d: KernelModel, qd: np.ndarray, damping: bool, friction: bool) 
     return np.zeros(np.broadcast_shapes(np.shape(qd), (d.nv,)))
 
 
-_MEANT = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,
-          "0": False, "": False}
 
 
 def inertia_faults(model: RobotModel) -> str:
@@ -293,8 +291,7 @@ def _flag(value: Any, what: str) -> bool:
     if value is True or value is False or isinstance(value, np.bool_):
         return bool(value)
     field = f"joint_{what}"
-    meant = _MEANT.get(value.strip().lower()) if isinstance(value, str) else \
-        (bool(value) if value is None or (isinstance(value, (int, np.integer)) and value in (0, 1)) else None)
+    meant = meant_flag(value)
     if meant is not None:
         hint = f" (did you mean {meant}?)"
     else:   # a number, an array, a list, a mapping: per-joint values
