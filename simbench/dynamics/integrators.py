@@ -76,6 +76,7 @@ def step(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, 
          method: str = "rk4", *, integrate: Integrate | None = None,
          dexp_inv: DexpInv | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One step of ``method`` from ``(q, qd)`` at time t; returns the new ``(q, qd)``."""
+    _moves_by_adding(q, qd, integrate, "q", "qd")
     add = integrate or _vector_add
     if method == "euler":
         a = accel(t, q, qd)
@@ -98,6 +99,15 @@ def step(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, 
         return (add(q, dt / 6 * (K1 + 2 * K2 + 2 * K3 + K4)),
                 qd + dt / 6 * (A1 + 2 * A2 + 2 * A3 + A4))
     raise SimbenchError(f"unknown integration method {method!r}; expected one of {list(METHODS)}")
+
+
+def _moves_by_adding(q: Any, qd: Any, integrate: Integrate | None, qname: str, vname: str) -> None:
+    """Refuse a q and a q' of different shapes (a floating base: 7 vs 6) without ``integrate``."""
+    qs, vs = (np.shape(x) for x in (q, qd))
+    if integrate is None and qs != vs:
+        raise ShapeError(f"{qname} has shape {qs} and {vname} {vs}: q moves by q' only when they "
+                         f"match; for a floating base or spherical joints pass integrate=lambda q, "
+                         f"u: simbench.dynamics.integrate(model, q, u), or use simulate_model(model, ...)")
 
 
 def _check_run(method: str, dt: float, steps: int) -> int:
@@ -132,10 +142,7 @@ def simulate(accel: Any, q0: Any, qd0: Any, dt: Any, steps: Any, *args: Any,
                         f"unexpected arguments {args or ''} {list(kw) or ''}")
     steps = _check_run(method, dt, steps)
     q, qd = np.array(q0, dtype=float), np.array(qd0, dtype=float)
-    if integrate is None and q.shape != qd.shape:
-        raise ShapeError(f"q0 has shape {q.shape} and qd0 {qd.shape}: q moves by q' only when they "
-                         f"match; for a floating base or spherical joints pass integrate=lambda q, "
-                         f"u: simbench.dynamics.integrate(model, q, u), or use simulate_model(model, ...)")
+    _moves_by_adding(q, qd, integrate, "q0", "qd0")
     t, Q, QD = _run(_judged(accel, qd.shape), q, qd, dt, steps, method, integrate, dexp_inv, None)
     return Trajectory(t, Q, QD, None)
 
