@@ -3,7 +3,9 @@ alters on import come out EXPLAINED with the right cause and links.
 
 Oracle: the verdicts are pinned by name (each EXPLAINED cause was shown with PyBullet called
 directly and Pinocchio's own parser in test_crosscheck.py), and the totals are counted."""
+import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +45,12 @@ def test_corpus_counts_and_no_fail(corpus_report):
     fails = [r.line() for r in corpus_report.results if r.verdict in (cc.FAIL, cc.ERROR)]
     assert not fails, "\n".join(fails)
     assert corpus_report.counts() == {"PASS": 33, "EXPLAINED": 10, "FAIL": 0, "ERROR": 0, "SKIPPED": 2}
+    # and the README says what a user gets (it said 32 PASS, 3 SKIPPED for sessions after a fix)
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    said = re.search(r"runs every bundled robot with movable joints: (\d+) PASS, (\d+) EXPLAINED, (\d+) FAIL, "
+                     r"(\d+) ERROR, (\d+) SKIPPED", readme)
+    assert said and dict(zip(["PASS", "EXPLAINED", "FAIL", "ERROR", "SKIPPED"], map(int, said.groups()))) == \
+        corpus_report.counts(), said and said[0]
     assert len(corpus_report.results) == 45  # the distinct URDFs with movable joints (+ skipped)
     assert corpus_report.exit_code() == 0
     assert corpus_report.exit_code(strict=True) == 1  # EXPLAINED robots exist

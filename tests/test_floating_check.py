@@ -7,8 +7,10 @@ of mass 0 the fact measured here by direct calls: PyBullet loads it welded even 
 """
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pybullet as p
 import pytest
@@ -97,6 +99,9 @@ def test_corpus_floating_reports_floating_robots(tmp_path):
     data, res = verdicts(out)
     s = data["summary"]
     assert s["FAIL"] == 0 and s["ERROR"] == 0 and s["compared"] >= 40
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    said = re.search(r"with `--floating`, (\d+) PASS, (\d+) EXPLAINED, 0 FAIL, (\d+) SKIPPED", readme)
+    assert said and [int(x) for x in said.groups()] == [s["PASS"], s["EXPLAINED"], s["SKIPPED"]], said and said[0]
     skipped = [r for r in res.values() if r["verdict"] == "SKIPPED"]
     assert not [r for r in skipped if "calculateInverseDynamics refuses" in r["reason"] or "floating" in r["reason"]]
     assert not [r for r in skipped if "spherical" in r["reason"]]
