@@ -15,6 +15,9 @@ Every function accepts leading batch dimensions, which broadcast.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from .errors import ShapeError
@@ -22,7 +25,7 @@ from .errors import ShapeError
 __all__ = ["skew", "unskew", "so3_exp", "so3_log", "se3_hat", "se3_vee", "se3_exp", "se3_log",
            "se3_inv", "Ad", "Ad_inv", "ad", "ad_T", "coad", "dexp_inv", "transform_inertia",
            "rot_x", "rot_y", "rot_z", "make_transform", "quat_to_matrix", "quat_from_matrix",
-           "quat_mul", "quat_conj", "quat_exp", "quat_log"]
+           "quat_mul", "quat_conj", "quat_exp", "quat_log", "pose_mul", "pose_inv"]
 
 
 def _vec(x: object, n: int, name: str) -> np.ndarray:
@@ -302,3 +305,29 @@ def quat_log(q: np.ndarray) -> np.ndarray:
     small = s < 1e-8
     fac = np.where(small, 2.0 / np.where(small, w, 1.0), t / np.where(small, 1.0, s))
     return fac[..., None] * u
+
+
+def pose_mul(p1: Sequence[float], q1: Sequence[float], p2: Sequence[float],
+             q2: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The pose ``(p1, q1) (p2, q2)`` = ``(p1 + R(q1) p2, q1 q2)`` of one pair, quaternions x y z w
+    (``q1`` normalised): PyBullet's ``multiplyTransforms`` in float64 (PyBullet's rounds to
+    float32, ~1e-8), in plain floats (2 us; numpy's arrays would take 40 us on the query path)."""
+    x, y, z, w = (float(v) for v in q1)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    vx, vy, vz = (float(v) for v in p2)
+    tx, ty, tz = 2 * (y * vz - z * vy), 2 * (z * vx - x * vz), 2 * (x * vy - y * vx)   # v + w t + u x t
+    px, py, pz = (float(v) for v in p1)
+    pos = (px + vx + w * tx + y * tz - z * ty, py + vy + w * ty + z * tx - x * tz, pz + vz + w * tz + x * ty - y * tx)
+    bx, by, bz, bw = (float(v) for v in q2)
+    return pos, (w * bx + x * bw + y * bz - z * by, w * by - x * bz + y * bw + z * bx,
+                 w * bz + x * by - y * bx + z * bw, w * bw - x * bx - y * by - z * bz)
+
+
+def pose_inv(p: Sequence[float], q: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The inverse pose ``(-R(q)^T p, q*)`` (``q`` normalised): PyBullet's ``invertTransform`` in float64."""
+    x, y, z, w = (float(v) for v in q)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    qc = (-x / n, -y / n, -z / n, w / n)
+    pos, _ = pose_mul((0.0, 0.0, 0.0), qc, p, (0.0, 0.0, 0.0, 1.0))
+    return (-pos[0], -pos[1], -pos[2]), qc

@@ -37,8 +37,15 @@ def oracle_client():
 
 def oracle_distances(c, robot, cube, links, movable, q):
     info = dynamics_info(robot, -1, c)
-    pos, orn = p.multiplyTransforms(q[:3].tolist(), (q[3:7] / np.linalg.norm(q[3:7])).tolist(),
-                                    info.local_inertial_position, info.local_inertial_orientation)
+    # the base's inertial (COM) pose in float64, (p + R c, q q_c): PyBullet's multiplyTransforms rounds to float32
+    x, y, z, w = q[3:7] / np.linalg.norm(q[3:7])
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    bx, by, bz, bw = info.local_inertial_orientation
+    pos = (q[:3] + R @ np.array(info.local_inertial_position)).tolist()
+    orn = [w * bx + x * bw + y * bz - z * by, w * by - x * bz + y * bw + z * bx,
+           w * bz + x * by - y * bx + z * bw, w * bw - x * bx - y * by - z * bz]
     p.resetBasePositionAndOrientation(robot, pos, orn, physicsClientId=c)
     for j, x in zip(movable, q[7:]):
         p.resetJointState(robot, j, float(x), physicsClientId=c)

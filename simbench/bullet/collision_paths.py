@@ -45,6 +45,7 @@ import numpy as np
 import pybullet as p
 
 from ..errors import ShapeError, SimbenchError, finite_number, shown
+from ..spatial import pose_inv, pose_mul
 from .collision_world import facts, link_limits
 from .records import LinkState, dynamics_info
 
@@ -97,8 +98,7 @@ class MotionBound:
         origin = {i: np.array(LinkState(*s).frame_position) for i, s in enumerate(states)}
         pos, orn = p.getBasePositionAndOrientation(rb.id, physicsClientId=client)  # the base's inertial frame
         info = dynamics_info(rb.id, -1, client)
-        inv = p.invertTransform(info.local_inertial_position, info.local_inertial_orientation)
-        base_pos, _ = p.multiplyTransforms(pos, orn, *inv)
+        base_pos, _ = pose_mul(pos, orn, *pose_inv(info.local_inertial_position, info.local_inertial_orientation))
         origin[-1] = np.array(base_pos)
         lo_box, hi_box = (np.array(v) for v in p.getAABB(rb.id, link, physicsClientId=client))
         corners = np.array([[x, y, z] for x in (lo_box[0], hi_box[0]) for y in (lo_box[1], hi_box[1])

@@ -15,6 +15,7 @@ import numpy as np
 import pybullet as p
 
 from ..errors import SceneError, ShapeError, SimbenchError, lookup
+from ..spatial import pose_mul
 from .records import JointInfo, dynamics_info, joint_infos
 from .scene import LoadedBody, LoadedScene, Scene, load_scene
 
@@ -210,8 +211,7 @@ class FloatingBases:
             if not norm > 0:
                 raise ShapeError(f"q[{col + 3}:{col + 7}] = {quat.tolist()} is the base quaternion of body "
                                  f"{self.names[body]!r}; expected a non-zero quaternion (x, y, z, w)")
-            pos, orn = p.multiplyTransforms(row[col:col + 3].tolist(), (quat / norm).tolist(), c, r_in,
-                                            physicsClientId=client)
+            pos, orn = pose_mul(row[col:col + 3], quat / norm, c, r_in)   # float64, unlike multiplyTransforms
             p.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=client)
 
     @contextlib.contextmanager

@@ -10,6 +10,7 @@ import numpy as np
 from .._quiet import import_pybullet
 from ..bullet.records import dynamics_info
 from ..errors import ShapeError, beyond_a_turn, quaternion_of_angles, shown
+from ..spatial import pose_inv, pose_mul
 
 p = import_pybullet()
 
@@ -31,13 +32,14 @@ def set_base_pose(client: int, body: int, position: Any, orientation: Any = (0, 
         rot = np.array(p.getQuaternionFromEuler(rot.tolist()))
     elif rot.shape == (4,) and np.all(np.isfinite(rot)) and np.abs(rot).max() > 2 * math.pi:
         raise ShapeError(f"orientation {rot.tolist()}: {quaternion_of_angles(rot)}")
-    elif rot.shape != (4,) or not np.all(np.isfinite(rot)) or np.linalg.norm(rot) == 0:
+    elif rot.shape == (4,) and np.all(np.isfinite(rot)) and not np.linalg.norm(rot) > 0:
+        raise ShapeError(f"orientation = {rot.tolist()} is a zero quaternion, which names no rotation; expected a "
+                         f"unit quaternion (x, y, z, w), e.g. (0, 0, 0, 1)")
+    elif rot.shape != (4,) or not np.all(np.isfinite(rot)):
         raise ShapeError(f"orientation has shape {rot.shape}; expected a quaternion (x, y, z, w) "
                          f"(4,), a rotation matrix (3, 3) or roll, pitch, yaw in radians (3,)")
-    info = dynamics_info(body, -1, client)
-    com_pos, com_orn = p.multiplyTransforms(pos.tolist(), (rot / np.linalg.norm(rot)).tolist(),
-                                            info.local_inertial_position, info.local_inertial_orientation,
-                                            physicsClientId=client)
+    info = dynamics_info(body, -1, client)   # in numpy: PyBullet's multiplyTransforms rounds to float32
+    com_pos, com_orn = pose_mul(pos, rot, info.local_inertial_position, info.local_inertial_orientation)
     p.resetBasePositionAndOrientation(body, com_pos, com_orn, physicsClientId=client)
     if linear_velocity is not None or angular_velocity is not None:
         lin = [0.0] * 3 if linear_velocity is None else np.asarray(linear_velocity, float).tolist()
@@ -49,9 +51,7 @@ def base_link_pose(client: int, body: int) -> tuple[np.ndarray, np.ndarray]:
     """World position (3,) and quaternion (x, y, z, w) of ``body``'s base link frame."""
     com_pos, com_orn = p.getBasePositionAndOrientation(body, physicsClientId=client)
     info = dynamics_info(body, -1, client)
-    inv_pos, inv_orn = p.invertTransform(info.local_inertial_position, info.local_inertial_orientation,
-                                         physicsClientId=client)
-    pos, orn = p.multiplyTransforms(com_pos, com_orn, inv_pos, inv_orn, physicsClientId=client)
+    pos, orn = pose_mul(com_pos, com_orn, *pose_inv(info.local_inertial_position, info.local_inertial_orientation))
     return np.array(pos), np.array(orn)
 
 
