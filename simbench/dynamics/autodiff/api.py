@@ -15,9 +15,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...errors import SimbenchError
+from ...errors import ShapeError, SimbenchError
 from ...model import RobotModel
-from ..inputs import gravity_vector, in_root_frame, inertia_faults, joint_arrays, wrench_items
+from ..inputs import (gravity_vector, in_root_frame, inertia_faults, joint_arrays, loss_flags,
+                      wrench_items)
+from ..packing import kernel_model
 from . import lagrange as L
 from . import rnea as R
 from ._jax import jax, jnp
@@ -121,6 +123,42 @@ class _Entry(NamedTuple):
     batched: dict[str, Callable]
 
 
+#: the arguments of each function of :class:`JaxDynamics`: (name, space) with space "q" (nq),
+#: "v" (nv) or "g" (3)
+_ARGS = {"inverse_dynamics": (("q", "q"), ("v", "v"), ("a", "v"), ("g", "g")),
+         "forward_dynamics": (("q", "q"), ("v", "v"), ("tau", "v"), ("g", "g")),
+         "inverse_dynamics_derivatives": (("q", "q"), ("v", "v"), ("a", "v"), ("g", "g")),
+         "forward_dynamics_derivatives": (("q", "q"), ("v", "v"), ("tau", "v"), ("g", "g")),
+         "mass_matrix": (("q", "q"),), "christoffel_matrix": (("q", "q"),),
+         "coriolis_matrix": (("q", "q"), ("v", "v")), "gravity_torques": (("q", "q"), ("g", "g")),
+         "lagrangian_inverse_dynamics": (("q", "q"), ("v", "v"), ("a", "v"), ("g", "g")),
+         "retract": (("q", "q"), ("dv", "v"))}
+
+
+def _checked(model: RobotModel, name: str, f: Callable) -> Callable:
+    """``f`` refusing arguments of the wrong shape in one line. The shapes are static, so under
+    ``jax.jit`` / ``vmap`` / ``grad`` the test runs once, when the caller is traced; a plain call
+    pays a few tuple comparisons (well under a microsecond) before the jitted call."""
+    spec = [(n, (model.nq,) if s == "q" else (model.nv,) if s == "v" else (3,),
+             model.q_labels if s == "q" else model.v_labels if s == "v" else None)
+            for n, s in _ARGS[name]]
+
+    def call(*args):
+        if len(args) != len(spec):
+            raise SimbenchError(f"jax_dynamics({model.name!r}).{name} takes "
+                                f"({', '.join(n for n, _, _ in spec)}), got {len(args)} arguments")
+        for x, (n, shape, labels) in zip(args, spec):
+            if np.shape(x) != shape:
+                what = "gravity in the root frame (m/s^2)" if labels is None else \
+                    f"joints in order {list(labels)}"
+                raise ShapeError(f"{n} has shape {np.shape(x)}; expected {shape} with {what} "
+                                 f"(one configuration: jax.vmap it for a batch)")
+        return f(*args)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f.__doc__
+    return call
+
+
 def _build(model: RobotModel) -> _Entry:
     P = packed(model)
     lt = L.link_tree(model)
@@ -132,14 +170,18 @@ def _build(model: RobotModel) -> _Entry:
     with_g = {"gravity_torques", "lagrangian_inverse_dynamics"}
     batched = {k: jax.jit(jax.vmap(f, in_axes=(None,) * (k in with_g) + (0,) * (
         f.__code__.co_argcount - (k in with_g)))) for k, f in lag.items()}
-    single = JaxDynamics(
+    single = _checked_all(model, JaxDynamics(
         model.nq, model.nv, retract=jax.jit(lambda q, dv: retract(lt.bodies, q, dv)),
         **{k: partial(f, P) for k, f in _UNPADDED.items()},
         mass_matrix=jax.jit(lag["mass_matrix"]), christoffel_matrix=jax.jit(lag["christoffel_matrix"]),
         coriolis_matrix=jax.jit(lag["coriolis_matrix"]),
         gravity_torques=jax.jit(lambda q, g: L.gravity_torques(lt, q, g)),
-        lagrangian_inverse_dynamics=jax.jit(lambda q, v, a, g: L.inverse_dynamics(lt, q, v, a, g)))
+        lagrangian_inverse_dynamics=jax.jit(lambda q, v, a, g: L.inverse_dynamics(lt, q, v, a, g))))
     return _Entry(P, lt, P["qpad"].shape[0], P["vpad"].shape[0], single, batched)
+
+
+def _checked_all(model: RobotModel, jd: JaxDynamics) -> JaxDynamics:
+    return jd._replace(**{k: _checked(model, k, getattr(jd, k)) for k in _ARGS})
 
 
 def _entry(model: RobotModel) -> _Entry:
@@ -173,10 +215,89 @@ def _rows(model: RobotModel, named: Sequence[tuple[Any, str, str]]) -> tuple[tup
     return joint_arrays(model, *named)
 
 
+def _traced(named: Sequence[tuple[Any, str, str]], gravity: Any) -> bool:
+    """Whether any argument is a jax tracer (the caller is inside ``jax.grad``, ``jit``, ...)."""
+    return any(isinstance(x, jax.core.Tracer) for x in (gravity, *(v for v, _, _ in named)))
+
+
+def _traced_arrays(model: RobotModel, named: Sequence[tuple[Any, str, str]]) -> tuple[list, tuple]:
+    """The joint arrays as jax arrays, checked (last dimension nq or nv) and their batch shape."""
+    xs = []
+    for v, n, sp in named:
+        size, labels = (model.nq, model.q_labels) if sp == "q" else (model.nv, model.v_labels)
+        x = jnp.asarray(v, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != size:
+            raise ShapeError(f"{n} has shape {x.shape}; expected (..., {size}) with joints in order "
+                             f"{list(labels)}")
+        xs.append(x)
+    try:
+        batch = np.broadcast_shapes(*(x.shape[:-1] for x in xs))
+    except ValueError:
+        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
+            f"{n} {x.shape}" for x, (_, n, _) in zip(xs, named)) +
+            f"; q must be (..., {model.nq}) and velocities (..., {model.nv})") from None
+    return xs, batch
+
+
+def _call_traced(model: RobotModel, name: str, named: Sequence[tuple[Any, str, str]],
+                 gravity: Any, f_ext: Any = None) -> Any:
+    """The module-level function on jax tracers: :func:`jax_dynamics`'s function, vmapped over
+    the broadcast leading dimensions (jax arrays out)."""
+    if f_ext:
+        raise SimbenchError(f"{name}: f_ext with jax-traced inputs (inside jax.grad / jit) is not "
+                            f"supported; call it with numbers, or differentiate "
+                            f"simbench.dynamics.autodiff.jax_dynamics(model).{name} without f_ext")
+    fn = getattr(_entry(model).single, name)
+    xs, batch = _traced_arrays(model, named)
+    if gravity is None or not isinstance(gravity, jax.core.Tracer):
+        g = jnp.asarray(gravity_vector(model, gravity))
+    else:
+        g = jnp.asarray(gravity, dtype=float)
+        if g.shape != (3,):
+            raise ShapeError(f"gravity has shape {g.shape}; expected (3,) (m/s^2, root frame)")
+    flat = [jnp.broadcast_to(x, batch + x.shape[-1:]).reshape((-1, x.shape[-1])) for x in xs]
+    with_g = _ARGS[name][-1][1] == "g"
+    out = jax.vmap(lambda *r: fn(*r, g) if with_g else fn(*r))(*flat)
+    return jax.tree_util.tree_map(lambda o: o.reshape(batch + o.shape[1:]), out)
+
+
+def _losses(model: RobotModel, qd: Any, damping: bool, friction: bool) -> tuple[Any, Any]:
+    """(``D q' + f_c sign(q')``, D) per velocity entry (:func:`simbench.dynamics.inputs.joint_losses`);
+    numpy for numpy ``qd``, jax for a tracer."""
+    d = kernel_model(model)
+    xp = jnp if isinstance(qd, jax.core.Tracer) else np
+    D = d.damping if damping else np.zeros(model.nv)
+    return D * qd + (d.friction * xp.sign(qd) if friction else 0.0), D
+
+
 def _call_rnea(model: RobotModel, name: str, named: Sequence[tuple[Any, str, str]],
-               gravity: Any, f_ext: Any = None) -> Any:
+               gravity: Any, f_ext: Any = None, losses: tuple[Any, Any] = (False, False)) -> Any:
     """Validate and broadcast, pad to the model's padded size, run the compiled function in
-    blocks, cut, and give numpy arrays with the batch shape in front."""
+    blocks, cut, and give numpy arrays with the batch shape in front (on jax tracers:
+    :func:`_call_traced`). ``losses``: the ``damping`` and ``friction`` flags, the joint losses
+    ``D q' + f_c sign(q')`` added to the torques (their q' derivative is ``D``; friction's is 0
+    away from q' = 0, where sign is not differentiable)."""
+    damping, friction = loss_flags(*losses) if losses[0] is not False or losses[1] is not False \
+        else (False, False)
+    if damping or friction:
+        if not _traced(named, gravity):   # validated numbers, so that the losses can be taken
+            batch, flat = joint_arrays(model, *named)
+            named = [(a.reshape(batch + a.shape[-1:]), n, sp) for a, (_, n, sp) in zip(flat, named)]
+        else:
+            named = [(x, n, sp) for x, (_, n, sp) in zip(_traced_arrays(model, named)[0], named)]
+        qd, x = named[1][0], named[2][0]
+        loss, D = _losses(model, qd, damping, friction)
+        forward = name.startswith("forward")
+        named = [named[0], named[1], (x - loss if forward else x, named[2][1], named[2][2])]
+        out = _call_rnea(model, name, named, gravity, f_ext)
+        if name == "inverse_dynamics":
+            return out + loss
+        if name == "forward_dynamics":
+            return out
+        dq, dv, dx = out
+        return (dq, dv + np.diag(D), dx) if not forward else (dq, dv - dx * D, dx)
+    if _traced(named, gravity):
+        return _call_traced(model, name, named, gravity, f_ext)
     e = _entry(model)
     batch, (Q, V, X) = _rows(model, named)
     g = np.array(gravity_vector(model, gravity))
@@ -224,6 +345,8 @@ def _call_lagrange(model: RobotModel, name: str, named: Sequence[tuple[Any, str,
     e = _entry(model)
     if name in ("christoffel_matrix", "coriolis_matrix", "lagrangian_inverse_dynamics"):
         L.needs_minimal(e.lt, name.replace("_", " "))
+    if _traced(named, None if gravity is False else gravity):
+        return _call_traced(model, name, named, None if gravity is False else gravity)
     batch, flat = joint_arrays(model, *named)
     const = () if gravity is False else (np.array(gravity_vector(model, gravity)),)
     if flat[0].shape[0] == 0:
@@ -232,6 +355,8 @@ def _call_lagrange(model: RobotModel, name: str, named: Sequence[tuple[Any, str,
 
 
 def _finite(model: RobotModel, x: np.ndarray, what: str) -> np.ndarray:
+    if isinstance(x, jax.core.Tracer):   # traced: no values to check
+        return x
     if not np.all(np.isfinite(x)):
         raise SimbenchError(f"{model.name}: {what} is not finite: the mass matrix is singular "
                             f"(not positive definite) or the inputs overflow{inertia_faults(model)}")
@@ -239,44 +364,60 @@ def _finite(model: RobotModel, x: np.ndarray, what: str) -> np.ndarray:
 
 
 def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                     gravity: Sequence[float] | None = None, f_ext: Any = None) -> np.ndarray:
+                     gravity: Sequence[float] | None = None, f_ext: Any = None,
+                     damping: bool = False, friction: bool = False) -> np.ndarray:
     """``tau = M q'' + C q' + g - sum J_i^T f_i`` by the RNEA written in jax, shape (..., nv);
-    ``f_ext`` as :func:`simbench.dynamics.inverse_dynamics` takes it."""
+    ``f_ext``, ``damping``, ``friction`` as :func:`simbench.dynamics.inverse_dynamics` takes them.
+    Inside ``jax.grad`` / ``jit`` (jax tracers as arguments) this and the other functions here
+    run :func:`jax_dynamics`'s jax function, vmapped over leading dimensions, and return jax
+    arrays."""
     return _call_rnea(model, "inverse_dynamics",
-                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity, f_ext)
+                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity, f_ext,
+                     (damping, friction))
 
 
 def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
-                     gravity: Sequence[float] | None = None, f_ext: Any = None) -> np.ndarray:
+                     gravity: Sequence[float] | None = None, f_ext: Any = None,
+                     damping: bool = False, friction: bool = False) -> np.ndarray:
     """``q'' = M^-1 (tau - C q' - g + sum J_i^T f_i)`` in jax (M and the bias forces from the RNEA,
-    Cholesky), shape (..., nv); ``f_ext`` as :func:`simbench.dynamics.forward_dynamics`."""
+    Cholesky), shape (..., nv); ``f_ext``, ``damping``, ``friction`` as
+    :func:`simbench.dynamics.forward_dynamics`."""
     out = _call_rnea(model, "forward_dynamics",
-                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity, f_ext)
+                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity, f_ext,
+                     (damping, friction))
     return _finite(model, out, "forward dynamics")
 
 
 def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                                 gravity: Sequence[float] | None = None, f_ext: Any = None
+                                 gravity: Sequence[float] | None = None, f_ext: Any = None,
+                                 damping: bool = False, friction: bool = False
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dtau_dq, dtau_dqd, dtau_dqdd)`` of ``tau = ID(q, q', q'')``, each (..., nv, nv);
     ``dtau_dqdd = M``. Pinocchio's ``computeRNEADerivatives``, by ``jax.jacfwd`` of the RNEA
     (dq in the tangent space). ``f_ext`` as :func:`simbench.dynamics.inverse_dynamics` takes it
     (link name -> (..., 6) [torque, force], world frame, about the link origin): the wrench
     stays fixed in the world while its point moves with the link, so ``-J(q)^T w`` adds to
-    ``dtau_dq`` (Pinocchio's ``fext`` is held in the joints' local frames instead)."""
+    ``dtau_dq`` (Pinocchio's ``fext`` is held in the joints' local frames instead).
+    ``damping=True`` / ``friction=True`` add the joint losses ``D q' + f_c sign(q')`` as
+    :func:`simbench.dynamics.inverse_dynamics` does: ``dtau_dqd`` gains ``D``; friction's
+    derivative is 0 (away from q' = 0, where sign jumps)."""
     return _call_rnea(model, "inverse_dynamics_derivatives",
-                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity, f_ext)
+                      ((q, "q", "q"), (qd, "qd", "v"), (qdd, "qdd", "v")), gravity, f_ext,
+                     (damping, friction))
 
 
 def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *,
-                                 gravity: Sequence[float] | None = None, f_ext: Any = None
+                                 gravity: Sequence[float] | None = None, f_ext: Any = None,
+                                 damping: bool = False, friction: bool = False
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau)`` of ``q'' = FD(q, q', tau)``, each (..., nv, nv);
     ``dqdd_dtau = M^-1``, ``dqdd_d(q, q') = -M^-1 dtau_d(q, q')`` at ``q'' = FD(q, q', tau)``.
     Pinocchio's ``computeABADerivatives``, from jax (dq in the tangent space); ``f_ext`` as in
-    :func:`inverse_dynamics_derivatives`."""
+    :func:`inverse_dynamics_derivatives`. ``damping`` / ``friction``: ``q'' = M^-1 (tau - b -
+    D q' - f_c sign(q'))``, so ``dqdd_dqd`` gains ``-M^-1 D``."""
     out = _call_rnea(model, "forward_dynamics_derivatives",
-                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity, f_ext)
+                     ((q, "q", "q"), (qd, "qd", "v"), (tau, "tau", "v")), gravity, f_ext,
+                     (damping, friction))
     return tuple(_finite(model, o, "the forward dynamics derivative") for o in out)
 
 
