@@ -9,6 +9,7 @@ velocity in the base frame (J. Carpentier et al., "The Pinocchio C++ library", 2
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ShapeError, real_array, reason, shown
+from .errors import ShapeError, SimbenchError, real_array, reason, shown
 
 if TYPE_CHECKING:
     from .model import RobotModel
@@ -47,6 +48,14 @@ def velocity_starts(codes: "np.ndarray | list[int]") -> np.ndarray:
     return np.where(sizes > 0, np.cumsum(sizes) - sizes, -1)
 
 
+def not_a_model(value: object) -> SimbenchError:
+    """The error for a dynamics function given something other than a model (a file name)."""
+    made = f"simbench.RobotModel.from_urdf({os.fspath(value)!r})" if isinstance(value, (str, os.PathLike)) \
+        else "simbench.RobotModel.from_urdf(path)"
+    return SimbenchError(f"model = {shown(value)}; expected a RobotModel, made once by {made} and passed to "
+                         f"every call")
+
+
 def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = "q") -> np.ndarray:
     """Validate an array of joint values: shape (..., nq) (``space="q"``) or (..., nv)
     (``space="v"``: velocities, accelerations, forces), finite floats.
@@ -54,7 +63,10 @@ def as_joint_array(model: RobotModel, value: Any, name: str = "q", space: str = 
     A mapping from joint name to value is accepted too when every entry is a scalar joint (no
     floating base, no spherical joint; every movable joint must be named).
     """
-    size, labels = (model.nq, model.q_labels) if space == "q" else (model.nv, model.v_labels)
+    try:
+        size, labels = (model.nq, model.q_labels) if space == "q" else (model.nv, model.v_labels)
+    except AttributeError:   # not a model: a file name, say
+        raise not_a_model(model) from None
     if isinstance(value, Mapping):
         if size != len(model.joint_names):
             raise ShapeError(f"{name} given by joint name, but {model.name!r} has a floating base or spherical "
@@ -172,4 +184,4 @@ def random_quaternions(rng: np.random.Generator, shape: tuple) -> np.ndarray:
 
 __all__ = ["FIXED", "REVOLUTE", "PRISMATIC", "SPHERICAL", "FREE", "BASE_Q_LABELS", "BASE_V_LABELS",
            "ConfigurationSpace", "configuration_space", "random_quaternions", "as_joint_array", "check_quaternions",
-           "frozen", "velocity_starts"]
+           "frozen", "velocity_starts", "not_a_model"]

@@ -182,3 +182,27 @@ def test_none_and_jax_tracers_are_named():
         dyn.inverse_dynamics(model, [None, None], [0.0, 0.0], [0.0, 0.0])
     with pytest.raises(ShapeError, match=r"\(a jax tracer; for jax.grad use simbench.dynamics.autodiff\)"):
         jax.grad(lambda q: dyn.inverse_dynamics(model, q, np.zeros(2), np.zeros(2)).sum())(np.zeros(2))
+
+
+def test_every_dynamics_function_given_a_file_name_instead_of_a_model_says_so():
+    """``inverse_dynamics("kuka.urdf", q, v, a)`` raised "'str' object has no attribute '_cache'"
+    (walkthrough T); every public function of simbench.dynamics that takes the model first now
+    says what to pass. Oracle: the functions' own signatures, each called with a path."""
+    import inspect
+
+    import simbench.dynamics as dyn
+    from simbench.errors import SimbenchError
+
+    checked = []
+    for name in dyn.__all__:
+        f = getattr(dyn, name)
+        if inspect.isclass(f) or not callable(f) or next(iter(inspect.signature(f).parameters), "") != "model":
+            continue
+        required = [p for p in inspect.signature(f).parameters.values()
+                    if p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+        with pytest.raises(SimbenchError) as err:
+            f("robot.urdf", *[np.zeros(7)] * (len(required) - 1))
+        assert str(err.value) == ("model = 'robot.urdf'; expected a RobotModel, made once by "
+                                  "simbench.RobotModel.from_urdf('robot.urdf') and passed to every call"), name
+        checked.append(name)
+    assert len(checked) >= 25 and {"inverse_dynamics", "integrate", "center_of_mass"} <= set(checked), checked

@@ -42,6 +42,7 @@ from ..model import GRAVITY, RobotModel
 from . import coriolis, lagrange, rigid_body
 from .centroidal import centroidal_momentum, centroidal_momentum_matrix, link_acceleration_bias, link_velocity
 from .configuration import difference, integrate, normalize
+from .packing import require_model
 from .crba import mass_matrix
 from .forward import forward_dynamics
 from .integrators import METHODS, Trajectory, robot_acceleration, simulate, simulate_model, step
@@ -64,6 +65,7 @@ def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *
     """``(dtau_dq, dtau_dqd, dtau_dqdd = M)``, each (..., nv, nv), from jax (the ``autodiff``
     extra; jax loads at the first call), as Pinocchio's ``computeRNEADerivatives``; see
     :func:`simbench.dynamics.autodiff.inverse_dynamics_derivatives`."""
+    require_model(model)
     from .autodiff import inverse_dynamics_derivatives as derivatives
     return derivatives(model, q, qd, qdd, gravity=gravity, f_ext=f_ext)
 
@@ -74,6 +76,7 @@ def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau = M^-1)``, each (..., nv, nv), from jax (the ``autodiff``
     extra; jax loads at the first call), as Pinocchio's ``computeABADerivatives``; see
     :func:`simbench.dynamics.autodiff.forward_dynamics_derivatives`."""
+    require_model(model)
     from .autodiff import forward_dynamics_derivatives as derivatives
     return derivatives(model, q, qd, tau, gravity=gravity, f_ext=f_ext)
 

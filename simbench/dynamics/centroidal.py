@@ -33,7 +33,7 @@ from ..model import RobotModel
 from .inputs import F8, ND, joint_arrays
 from .kernels._jit import jit
 from .kinematics import checked_point, link_com_jacobians, link_jacobian
-from .packing import KEY, KernelModel, kernel_model
+from .packing import KernelModel, kernel_model
 
 __all__ = ["centroidal_momentum_matrix", "centroidal_momentum", "link_velocity", "link_acceleration_bias"]
 
@@ -185,7 +185,7 @@ def centroidal_momentum(model: RobotModel, q: Any, v: Any) -> np.ndarray:
     the centre of mass and the linear momentum (``= total mass x COM velocity``), world axes;
     see :func:`centroidal_momentum_matrix`. Pinocchio's ``computeCentroidalMomentum`` (``hg``)
     with the blocks swapped; q (..., nq) and v (..., nv) broadcast."""
-    batch, Q, V = _state(model, model._cache.get(KEY) or kernel_model(model), q, v)
+    batch, Q, V = _state(model, kernel_model(model), q, v)
     A = centroidal_momentum_matrix(model, Q).reshape(V.shape[0], 6, model.nv)
     return (A @ V[:, :, None]).reshape(batch + (6,))
 
@@ -196,7 +196,7 @@ def link_velocity(model: RobotModel, q: Any, v: Any, link: str,
     ``[angular; linear]``: its angular velocity and the velocity of its origin, or of ``point``
     (..., 3, link frame) when given (see :func:`.kinematics.link_jacobian`). Pinocchio's
     ``getFrameVelocity(..., LOCAL_WORLD_ALIGNED)`` with the blocks swapped."""
-    batch, Q, V = _state(model, model._cache.get(KEY) or kernel_model(model), q, v)
+    batch, Q, V = _state(model, kernel_model(model), q, v)
     J = link_jacobian(model, Q.reshape(batch + (model.nq,)), link, point)
     return (J @ V.reshape(batch + (model.nv, 1)))[..., 0]
 
@@ -222,7 +222,7 @@ def link_acceleration_bias(model: RobotModel, q: Any, v: Any, link: str,
     link ``b_i`` (Featherstone 2008, ch. 2: a vector fixed in a body moving with angular velocity
     ``w`` changes at ``w x``; the spatial form of the same sum is his ``v x S q'`` bias).
     """
-    d = model._cache.get(KEY) or kernel_model(model)
+    d = kernel_model(model)
     k = lookup(d.link_index, link, "link", model.name)
     batch, Q, V = _state(model, d, q, v)
     if point is None:

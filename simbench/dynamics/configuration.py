@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimbenchError, finite_number
+from ..joint_space import not_a_model
 from ..model import RobotModel, as_joint_array
 from ..spatial import dexp_inv as se3_dexp_inv
 from .kernels import configuration as K
@@ -58,7 +59,10 @@ class Space:
 def space(model: RobotModel) -> Space:
     """The :class:`Space` of ``model``, built at the first call and kept with the model (a
     modified copy, ``model.replace(...)``, builds its own)."""
-    s = model._cache.get(SPACE_KEY)   # the fast path: one dict lookup
+    try:
+        s = model._cache.get(SPACE_KEY)   # the fast path: one dict lookup
+    except AttributeError:   # not a model: a file name, say
+        raise not_a_model(model) from None
     return s if s is not None else model._cached(SPACE_KEY, lambda: _build_space(model))
 
 

@@ -54,7 +54,7 @@ from ..model import RobotModel
 from .inputs import F8, ND, joint_arrays
 from .kernels import layout as L
 from .kernels._jit import jit
-from .packing import KEY, KernelModel, kernel_model
+from .packing import KernelModel, kernel_model
 
 __all__ = ["coriolis_matrix"]
 
@@ -356,7 +356,7 @@ def coriolis_matrix(model: RobotModel, q: Any, v: Any) -> np.ndarray:
     ``computeCoriolisMatrix`` (see the module docstring), rows and columns in v's order (a
     floating base's ``[linear; angular]`` first, base frame). q (..., nq) and v (..., nv)
     broadcast. One compiled walk of the tree per configuration."""
-    d = model._cache.get(KEY) or kernel_model(model)
+    d = kernel_model(model)
     tree = model._cached("coriolis.tree", lambda: _tree(d))
     nv = d.nv
     if q.__class__ is ND and v.__class__ is ND and q.dtype is F8 and v.dtype is F8 and q.shape == (d.nq,) \

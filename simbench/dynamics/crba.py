@@ -16,14 +16,17 @@ from ..joint_space import check_quaternions
 from .inputs import SERIAL_ROWS, fast1, joint_arrays, plain_batch
 from .kernels import entries as E
 from .kernels.entries import CALL
-from .packing import KEY, kernel_model
+from .packing import KEY, kernel_model, not_a_model
 
 __all__ = ["mass_matrix"]
 
 
 def mass_matrix(model: RobotModel, q: Any) -> np.ndarray:
     """``M(q)``, shape (..., nv, nv), for ``q`` (..., nq)."""
-    d = model._cache.get(KEY) or kernel_model(model)
+    try:
+        d = model._cache.get(KEY) or kernel_model(model)
+    except AttributeError:   # not a model: a file name, say
+        raise not_a_model(model) from None
     if CALL is not None:   # one configuration in any common form, or a small batch: one C call
         out = CALL(E.crba_c.address, d.packed, d.nv, d.nv, q)
         if out is not None:

@@ -20,7 +20,7 @@ from .inputs import (SERIAL_ROWS, fast3, general_args, gravity_vector, inertia_f
                      loss_flags, plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
-from .packing import KEY, KernelModel, kernel_model
+from .packing import KEY, KernelModel, kernel_model, not_a_model
 
 __all__ = ["forward_dynamics", "Overflow"]
 
@@ -40,7 +40,10 @@ def forward_dynamics(model: RobotModel, q: Any, qd: Any, tau: Any, *,
     ``f_c = model.joint_friction``: the ``d_ii q'_i`` term of Ankur Handa, "Understanding Physics
     Engines: Dynamic Models of Manipulators"); set them with ``model.replace(joint_damping=...)``.
     """
-    d = model._cache.get(KEY) or kernel_model(model)
+    try:
+        d = model._cache.get(KEY) or kernel_model(model)
+    except AttributeError:   # not a model: a file name, say
+        raise not_a_model(model) from None
     if f_ext is None and CALL is not None:   # one configuration in any common form, or a small
         if damping is not False or friction is not False:   # batch: one C call (q'' = FD(q, q', tau - losses))
             if damping.__class__ is not bool or friction.__class__ is not bool:

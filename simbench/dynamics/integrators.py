@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import ShapeError, SimbenchError, shown
 from ..model import RobotModel, as_joint_array
 from .configuration import integrate as _integrate, space
+from .packing import require_model
 from .kernels import configuration as K
 from .forward import Overflow, forward_dynamics
 from .protocols import AccelerationFunction
@@ -204,6 +205,7 @@ def robot_acceleration(model: RobotModel, controller: Controller | None = None, 
                        friction: bool = False) -> AccelerationFunction:
     """``accel(t, q, qd) = forward_dynamics(model, q, qd, controller(t, q, qd))`` (zero torque
     without a controller)."""
+    require_model(model)
     nv = model.nv
 
     def torques(t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -230,6 +232,7 @@ def simulate_model(model: RobotModel, q0: Any, qd0: Any, dt: float, steps: int,
     """The robot under ``controller(t, q, qd) -> tau`` (nv,) (None: zero torque), from
     ``(q0, qd0)``; ``tau[k]`` is the controller's output at ``t[k]``. A floating base and
     spherical joints are integrated on their manifold (:mod:`.configuration`)."""
+    require_model(model)
     steps = _check_run(method, dt, steps)
     q = np.ascontiguousarray(as_joint_array(model, q0, "q0"))
     qd = np.ascontiguousarray(as_joint_array(model, qd0, "qd0", "v"))

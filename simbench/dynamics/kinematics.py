@@ -23,7 +23,7 @@ from ..errors import ShapeError, SimbenchError, lookup, real_array, shown
 from ..model import RobotModel
 from .inputs import F8, LISTS, ND, gravity_vector, joint_arrays
 from .kernels import kinematics as KK
-from .packing import KEY, KernelModel, kernel_model
+from .packing import KernelModel, kernel_model, require_model
 
 __all__ = ["forward_kinematics", "link_pose", "link_jacobian", "com_jacobian", "link_com_jacobians",
            "root_com_jacobians", "center_of_mass", "kinetic_energy", "potential_energy", "velocity_axes_world"]
@@ -48,7 +48,7 @@ def forward_kinematics(model: RobotModel, q: Any) -> np.ndarray:
 
 def _root_fk(model: RobotModel, q: Any) -> np.ndarray:
     """:func:`forward_kinematics` in the root's frame (a fixed root at the identity)."""
-    d = model._cache.get(KEY) or kernel_model(model)
+    d = kernel_model(model)
     q1 = _one(d, q)
     if q1 is not None:   # one configuration: no checks before the compiled call
         T = np.empty((1, d.links.idata.shape[0], 4, 4))
@@ -106,7 +106,7 @@ def link_pose(model: RobotModel, q: Any, link: str) -> np.ndarray:
     """World pose of ``link`` (by name), shape (..., 4, 4): its entry of :func:`forward_kinematics`
     (as Pinocchio's ``updateFramePlacement`` / ``data.oMf``); an unknown name is one line with
     the closest link names."""
-    d = model._cache.get(KEY) or kernel_model(model)
+    d = kernel_model(model)
     k = lookup(d.link_index, link, "link", model.name)
     return forward_kinematics(model, q)[..., k, :, :]
 
@@ -134,7 +134,7 @@ def link_jacobian(model: RobotModel, q: Any, link: str, point: Sequence[float] |
     3 us for one configuration (Pinocchio's frame Jacobian: 1.8 us), against 140 us for the
     numpy expression it replaces.
     """
-    d = model._cache.get(KEY) or kernel_model(model)
+    d = kernel_model(model)
     k = lookup(d.link_index, link, "link", model.name)
     if frame not in ("world", "local"):
         raise SimbenchError(f"frame = {shown(frame)}; expected 'world' (world-aligned axes, the default) or "
@@ -193,7 +193,7 @@ def link_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarra
 def root_com_jacobians(model: RobotModel, q: Any) -> tuple[np.ndarray, np.ndarray]:
     """:func:`link_com_jacobians` in the root's frame, where gravity is given (the Lagrangian
     terms of :mod:`.lagrange` are built on them)."""
-    d = model._cache.get(KEY) or kernel_model(model)
+    d = kernel_model(model)
     return _jacobians(model, d, q, slice(None), model.link_com, poses=True)
 
 
@@ -201,6 +201,7 @@ def center_of_mass(model: RobotModel, q: Any) -> np.ndarray:
     """World position of the robot's centre of mass, (..., 3): ``sum_i m_i c_i / sum_i m_i`` over
     every link, links welded to the world included (Pinocchio's ``centerOfMass`` leaves out the
     mass of a fixed base's root link, so the two differ on, e.g., the Panda)."""
+    require_model(model)
     return (model.link_mass / model.total_mass) @ _coms(model, forward_kinematics(model, q))
 
 
@@ -214,6 +215,7 @@ def com_jacobian(model: RobotModel, q: Any) -> np.ndarray:
 
 def kinetic_energy(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
     """``K = 1/2 v^T M(q) v``, shape (...)."""
+    require_model(model)
     from .crba import mass_matrix
 
     batch, (qf, qdf) = joint_arrays(model, (q, "q", "q"), (qd, "qd", "v"))   # one line if they do not broadcast
@@ -226,6 +228,7 @@ def potential_energy(model: RobotModel, q: Any, *, gravity: Sequence[float] | No
                      ) -> np.ndarray:
     """``P = -sum_i m_i g . c_i(q)`` (zero at the world origin), shape (...); g in the root frame,
     so a root at ``root_pose = (R, p)`` adds ``-m g_world . p`` with ``g_world = R g``."""
+    require_model(model)
     g = np.array(gravity_vector(model, gravity))
     c = _coms(model, _root_fk(model, q))
     P = -np.einsum("i,...ij,j->...", model.link_mass, c, g)

@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import SimbenchError
+from ..joint_space import not_a_model
 from ..model import FIXED, FREE, PRISMATIC, REVOLUTE, SPHERICAL, RobotModel
 from ..spatial import skew, transform_inertia
 from .kernels import layout as L
@@ -135,11 +136,20 @@ class KernelModel:
 
 def kernel_model(model: RobotModel) -> KernelModel:
     """The packed form of ``model`` (built at the first call, then kept with the model)."""
-    d = model._cache.get(KEY)
+    try:
+        d = model._cache.get(KEY)
+    except AttributeError:
+        raise not_a_model(model) from None
     if d is None:
         d = _build(model)
         model._cache[KEY] = d
     return d
+
+
+def require_model(model: object) -> None:
+    """Raise :func:`~simbench.joint_space.not_a_model`'s line unless ``model`` is a RobotModel."""
+    if not isinstance(model, RobotModel):
+        raise not_a_model(model)
 
 
 def _link_tree(model: RobotModel) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray,

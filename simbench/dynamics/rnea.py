@@ -21,7 +21,7 @@ from .inputs import (F4, LISTS, ND, SERIAL_ROWS, as_float3, fast3, general_args,
                      gravity_vector, joint_losses, loss_flags, plain_batch, same_gravity, wrenched_call, NO_FEXT)
 from .kernels import entries as E
 from .kernels.entries import CALL
-from .packing import KEY, KernelModel, kernel_model
+from .packing import KEY, KernelModel, kernel_model, not_a_model, require_model
 
 __all__ = ["inverse_dynamics", "bias_forces", "gravity_torques"]
 
@@ -42,7 +42,10 @@ def inverse_dynamics(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
     ``skip_checks``: deprecated and ignored (the checked fast path measured 0.94-1.05x the
     unchecked call in ``simbench bench``: nothing left to skip).
     """
-    d = model._cache.get(KEY) or kernel_model(model)
+    try:
+        d = model._cache.get(KEY) or kernel_model(model)
+    except AttributeError:   # not a model: a file name, say
+        raise not_a_model(model) from None
     if skip_checks:
         _skip_checks_deprecated()
     if f_ext is None and CALL is not None:   # one configuration in any common form, or a small batch: one C call
@@ -144,10 +147,12 @@ def _general(model: RobotModel, d: KernelModel, q: Any, qd: Any, qdd: Any,
 def bias_forces(model: RobotModel, q: Any, qd: Any, *, gravity: Sequence[float] | None = None,
                 f_ext: Mapping[str, Any] | None = None) -> np.ndarray:
     """``C(q, q') q' + g(q)`` (the RNEA with ``q'' = 0``), shape (..., nv)."""
+    require_model(model)
     return inverse_dynamics(model, q, qd, np.zeros(model.nv), gravity=gravity, f_ext=f_ext)
 
 
 def gravity_torques(model: RobotModel, q: Any, *, gravity: Sequence[float] | None = None) -> np.ndarray:
     """``g(q) = dP/dq``: the generalised forces that hold the robot still, shape (..., nv)."""
+    require_model(model)
     z = np.zeros(model.nv)
     return inverse_dynamics(model, q, z, z, gravity=gravity)
