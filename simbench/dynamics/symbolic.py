@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimbenchError, UnknownNameError, finite_or_none, shown
+from ..errors import SimbenchError, UnknownNameError, finite_or_none, flag, is_count, nearest_hint, shown
 from ..extras import require
 from ..model import FIXED, PRISMATIC, SPHERICAL, RobotModel
 
@@ -66,17 +66,18 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
     ``mass``, ``com`` (body frame), ``inertia`` (about the COM, body axes).
     """
     codes = model.joint_type_code
+    who = f"{model.name} ({Path(model.source).name})" if getattr(model, "source", "") else model.name
     if model.floating_base:
-        raise SimbenchError(f"{model.name}: symbolic derivation needs a fixed base (minimal "
+        raise SimbenchError(f"{who}: symbolic derivation needs a fixed base (minimal "
                             f"coordinates); a floating base puts a quaternion in q. Use "
                             f"simbench.dynamics.inverse_dynamics / mass_matrix for it")
     if np.any(codes == SPHERICAL):
         bad = [model.joint_all_names[j] for j in np.flatnonzero(codes == SPHERICAL)]
-        raise SimbenchError(f"{model.name}: symbolic derivation handles revolute, continuous and "
+        raise SimbenchError(f"{who}: symbolic derivation handles revolute, continuous and "
                             f"prismatic joints only; spherical joints {bad}")
     movable = [int(j) for j in model.movable]
     if not movable:
-        raise SimbenchError(f"{model.name}: no movable joint, nothing to derive")
+        raise SimbenchError(f"{who}: no movable joint, nothing to derive")
     parent = model.link_parent
     # body of each link: the nearest ancestor-or-self link entered through a movable joint
     body_of = np.full(model.nlinks, -1, dtype=int)   # index into `movable`, -1 = static
@@ -98,13 +99,13 @@ def _chain_bodies(model: RobotModel, max_dof: int) -> list[dict]:
             where = int(body_of[int(parent[j + 1])])
             other = "the fixed root" if where < 0 else f"joint {model.joint_all_names[movable[where]]!r}"
             raise SimbenchError(
-                f"{model.name} is not a serial chain: movable joint {model.joint_all_names[j]!r} "
+                f"{who} is not a serial chain: movable joint {model.joint_all_names[j]!r} "
                 f"hangs below {other}, not below the previous movable joint {prev!r}; symbolic "
                 f"derivation handles serial chains only (joints in q order: {list(model.joint_names)}); "
                 f"lock the other branch first: simbench.lock_joints(model, {{{model.joint_all_names[j]!r}: 0.0}})")
     if len(movable) > max_dof:
         raise SimbenchError(
-            f"{model.name} has {len(movable)} degrees of freedom; symbolic derivation is limited "
+            f"{who} has {len(movable)} degrees of freedom; symbolic derivation is limited "
             f"to {max_dof} (pass max_dof= to try more, expect minutes and huge expressions)")
     bodies = []
     for i, j in enumerate(movable):
@@ -190,12 +191,12 @@ class SymbolicDynamics:
         if values:
             by_name = {str(s): s for s in self.parameters}
             for key, v in values.items():
-                sym = key if isinstance(key, sp.Symbol) else by_name.get(str(key))
+                sym = by_name.get(str(key))   # a Symbol by its name: derive's are real=True
                 if sym is None and not by_name:
                     raise SimbenchError(f"parameter {shown(key)} given, but {self.model_name}'s expressions hold "
                                         "numbers, not parameters; derive with symbolic_parameters=True")
                 if sym is None:
-                    raise UnknownNameError("parameter", key, by_name, self.model_name)
+                    raise UnknownNameError("parameter", str(key), by_name, self.model_name)
                 number = finite_or_none(v)
                 if number is None:
                     raise SimbenchError(f"parameter {sym} = {shown(v)}; expected a finite number "
@@ -210,13 +211,14 @@ class SymbolicDynamics:
         return LambdifiedDynamics(self.numeric(values))
 
     def latex(self) -> str:
-        """M, c = C q' and g as a LaTeX ``align*`` block (``\\dot q`` for velocities)."""
+        """M, C, c = C q' and g as a LaTeX ``align*`` block (``\\dot q`` for velocities)."""
         names = {s: f"q_{{{i + 1}}}" for i, s in enumerate(self.q)}
         names.update({s: f"\\dot{{q}}_{{{i + 1}}}" for i, s in enumerate(self.qd)})
         names.update({s: f"\\ddot{{q}}_{{{i + 1}}}" for i, s in enumerate(self.qdd)})
         tex = lambda e: sp.latex(e, symbol_names=names)  # noqa: E731
         return ("\\begin{align*}\n"
                 f"M(q) &= {tex(self.M)} \\\\\n"
+                f"C(q, \\dot{{q}}) &= {tex(self.C)} \\\\\n"
                 f"c(q, \\dot{{q}}) = C(q, \\dot{{q}})\\,\\dot{{q}} &= {tex(self.c)} \\\\\n"
                 f"g(q) &= {tex(self.g)}\n"
                 "\\end{align*}\n")
@@ -237,6 +239,9 @@ class SymbolicDynamics:
         The code comes from sympy's C99 printer after common-subexpression elimination.
         """
         path = Path(path)
+        if not path.parent.is_dir():
+            raise SimbenchError(f"to_c({str(path)!r}): the folder {str(path.parent)!r} does not exist; "
+                                f"create it first (the .c and .h files go there)")
         prefix = _ident(prefix or path.stem)
         num = self.numeric(values)
         source, header = _c_source(num, prefix, path.with_suffix(".h").name)
@@ -248,14 +253,22 @@ class SymbolicDynamics:
                 opt: str = "-O2", values: Mapping[Any, float] | None = None) -> "CompiledDynamics":
         """Write the C source, build a shared library with the system C compiler and
         load it with ctypes. ``path``: where the .c file goes (a temporary folder by default).
+        The temporary folder is removed with the returned object (garbage collection, or at the
+        latest when Python exits); pass ``path`` to keep the files.
         ``opt``: the optimisation flag (``-O2`` takes about 40 s for a 7-DOF arm, ``-O0`` 1 s
         for code about 1.3x slower)."""
         compiler = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
         if not compiler:
             raise SimbenchError("no C compiler found (looked for $CC, cc, gcc)")
-        if path is None:
-            path = Path(tempfile.mkdtemp(prefix="simbench_eom_")) / f"{_ident(self.model_name)}_eom.c"
-        path = Path(path)
+        if not shutil.which(compiler):
+            found = shutil.which("cc") or shutil.which("gcc")
+            raise SimbenchError(f"C compiler {compiler!r} (cc= or $CC) not found" +
+                                (f"; the system's is {found!r}" if found else "; install gcc"))
+        temporary = None
+        if path is None:   # removed when the CompiledDynamics is garbage-collected, or at exit
+            temporary = tempfile.mkdtemp(prefix="simbench_eom_")
+            path = Path(temporary) / f"{_ident(self.model_name)}_eom.c"
+        path = Path(path).absolute()   # ctypes loads a bare "x.so" from the library path only
         prefix = _ident(path.stem)
         self.to_c(path, prefix=prefix, values=values)
         lib = path.with_suffix(".so")
@@ -263,10 +276,11 @@ class SymbolicDynamics:
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise SimbenchError(f"compiling {path} failed ({' '.join(cmd)}):\n{res.stderr}")
-        return CompiledDynamics(lib, prefix, self.dof, self.joint_names)
+        return CompiledDynamics(lib, prefix, self.dof, self.joint_names, temporary=temporary)
 
 
-def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: bool = False, *,
+def derive(model: RobotModel | str | os.PathLike, simplify: bool | str = True,
+           symbolic_parameters: bool = False, *,
            gravity: Sequence[float] | None = None, max_dof: int = MAX_DOF) -> SymbolicDynamics:
     """Symbolic M(q), C(q, q') (Christoffel symbols) and g(q) of a serial chain.
 
@@ -293,8 +307,17 @@ def derive(model: RobotModel, simplify: bool | str = True, symbolic_parameters: 
     from sympy.polys.domains import RR
     from sympy.polys.rings import ring as make_ring
 
-    if simplify not in (True, False, "trig"):
+    if isinstance(model, (str, os.PathLike)):   # a file or "pybullet_data:" / "simbench:" name
+        from ..model import load
+        model = load(model)
+    if not isinstance(model, RobotModel):
+        raise SimbenchError(f"derive(model): expected a RobotModel or a URDF path, got {shown(model)}")
+    if simplify is not True and simplify is not False and simplify != "trig":
         raise SimbenchError(f"simplify must be True, False or 'trig', got {simplify!r}")
+    symbolic_parameters = flag(symbolic_parameters, "symbolic_parameters")
+    if not is_count(max_dof) or max_dof < 1:
+        raise SimbenchError(f"max_dof = {shown(max_dof)}; expected a whole number >= 1 (default "
+                            f"{MAX_DOF}){nearest_hint(max_dof, True)}")
     t0 = time.perf_counter()
     bodies = _chain_bodies(model, max_dof)
     n = len(bodies)

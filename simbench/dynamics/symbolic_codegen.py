@@ -9,6 +9,8 @@ import ctypes
 import math
 import os
 import re
+import shutil
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,13 +18,48 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy as sp
 
-from ..errors import SimbenchError
+from ..errors import ShapeError, SimbenchError
 
 if TYPE_CHECKING:
     from .symbolic import SymbolicDynamics
 
 
 # ---------------------------------------------------------------------- numeric evaluation
+def _inputs(inputs: tuple, labels: Sequence[str], names: Sequence[str]) -> tuple[list, tuple]:
+    """q, qd, qdd as float arrays (..., n) and their broadcast batch shape; one ShapeError line
+    naming the argument for a wrong length or batch shapes that do not broadcast."""
+    n, arrs = len(names), []
+    for x, label in zip(inputs, labels):
+        try:
+            a = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise ShapeError(f"{label} must be numbers, got {x!r:.80}") from None
+        if a.ndim == 0 or a.shape[-1] != n:
+            raise ShapeError(f"{label} has shape {a.shape}; expected (..., {n}) with joints in "
+                             f"order {list(names)}")
+        arrs.append(a)
+    try:
+        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
+    except ValueError:
+        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
+            f"{label} {a.shape}" for a, label in zip(arrs, labels)) + f"; each must be (..., {n}) "
+            f"with the same or broadcastable leading dimensions") from None
+    return arrs, batch
+
+
+def _finite(out: np.ndarray, arrs: list, labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
+    """``out``, or one ShapeError line naming the non-finite input that made it non-finite (one
+    test of the result per call: the inputs are searched only then)."""
+    if np.isfinite(out).all():
+        return out
+    for a, label in zip(arrs, labels):
+        if not np.isfinite(a).all():
+            bad = np.argwhere(~np.isfinite(a))[0]
+            raise ShapeError(f"{label} holds a non-finite value {a[tuple(bad)]} at index "
+                             f"{tuple(int(i) for i in bad)} (joint {names[bad[-1]]!r}); expected finite numbers")
+    return out
+
+
 class LambdifiedDynamics:
     """numpy evaluation of a :class:`SymbolicDynamics` (sympy ``lambdify`` with CSE).
 
@@ -41,28 +78,24 @@ class LambdifiedDynamics:
                    for key in ("M", "C", "g", "tau")}
         self._n = n
 
-    def _check(self, x: Any, name: str) -> np.ndarray:
-        arr = np.asarray(x, dtype=float)
-        if arr.ndim == 0 or arr.shape[-1] != self._n:
-            from ..errors import ShapeError
-
-            raise ShapeError(f"{name} has shape {arr.shape}; expected (..., {self._n}) with joints "
-                             f"in order {list(self.joint_names)}")
-        return arr
-
     def _call(self, key: str, inputs: tuple, names: str) -> np.ndarray:
         vec, scalar, shape = self._f[key]
-        arrays = [self._check(x, nm) for x, nm in zip(inputs, names.split())]
+        labels = names.split()
+        arrays, batch = _inputs(inputs, labels, self.joint_names)
         if all(a.ndim == 1 for a in arrays):
             args = [v for a in arrays for v in a.tolist()]
-            return np.array(scalar(*args), dtype=float).reshape(shape)
-        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
-        cols = [a[..., i] for a in arrays for i in range(self._n)]
-        values = vec(*cols)
+            try:
+                out = np.array(scalar(*args), dtype=float).reshape(shape)
+            except ValueError:   # math.sin(inf)
+                out = np.full(shape, np.nan)
+            return _finite(out, arrays, labels, self.joint_names)
+        cols = [np.broadcast_to(a[..., i], batch) for a in arrays for i in range(self._n)]
+        with np.errstate(invalid="ignore", over="ignore"):   # nan / inf inputs: named below
+            values = vec(*cols)
         out = np.empty(batch + (len(values),))
         for i, v in enumerate(values):
             out[..., i] = v
-        return out.reshape(batch + shape)
+        return _finite(out.reshape(batch + shape), arrays, labels, self.joint_names)
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """M(q), shape (..., n, n)."""
@@ -78,8 +111,7 @@ class LambdifiedDynamics:
 
     def bias_forces(self, q: Any, qd: Any) -> np.ndarray:
         """C(q, q') q' + g(q)."""
-        qd = self._check(qd, "qd")
-        return self.inverse_dynamics(q, qd, np.zeros(qd.shape[-1:]))
+        return self.inverse_dynamics(q, qd, np.zeros(self._n))
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """tau = M q'' + C q' + g, shape (..., n)."""
@@ -236,9 +268,11 @@ class CompiledDynamics:
     _ARGS = {"mass_matrix": 1, "coriolis_matrix": 2, "gravity_torques": 1, "inverse_dynamics": 3}
 
     def __init__(self, library: str | os.PathLike, prefix: str, dof: int,
-                 joint_names: Sequence[str] = ()):
-        self.library = Path(library)
+                 joint_names: Sequence[str] = (), temporary: str | None = None):
+        self.library = Path(library).absolute()   # a bare "x.so" is looked up on the library path
         self._lib = ctypes.CDLL(str(self.library))
+        if temporary is not None:   # compile()'s own folder: removed with this object, or at exit
+            weakref.finalize(self, shutil.rmtree, temporary, ignore_errors=True)
         self.dof = dof
         self.joint_names = tuple(joint_names)
         vp = ctypes.c_void_p
@@ -254,29 +288,21 @@ class CompiledDynamics:
                                 f"expected {dof}")
 
     def _run(self, name: str, inputs: tuple, out_shape: tuple) -> np.ndarray:
-        n = self.dof
-        arrs = []
-        for x, label in zip(inputs, ("q", "qd", "qdd")):
-            a = np.asarray(x, dtype=float)
-            if a.ndim == 0 or a.shape[-1] != n:
-                from ..errors import ShapeError
-
-                raise ShapeError(f"{label} has shape {a.shape}; expected (..., {n}) with joints in "
-                                 f"order {list(self.joint_names)}")
-            arrs.append(a)
+        n, labels = self.dof, ("q", "qd", "qdd")
+        names = self.joint_names or tuple(f"q{i + 1}" for i in range(n))
+        arrs, batch = _inputs(inputs, labels, names)
         if all(a.ndim == 1 for a in arrs):  # one configuration: ctypes arrays over the buffers
             vec = ctypes.c_double * n
             ptrs = [vec.from_buffer(a) if a.flags.c_contiguous and a.flags.writeable else vec(*a.tolist())
                     for a in arrs]
             out = np.empty(out_shape)
             self._f[name](*ptrs, (ctypes.c_double * out.size).from_buffer(out))
-            return out
-        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
+            return _finite(out, arrs, labels, names)
         count = int(np.prod(batch, dtype=int))
         flat = [np.ascontiguousarray(np.broadcast_to(a, batch + (n,)).reshape(count, n)) for a in arrs]
         out = np.empty((count,) + out_shape)
         self._fb[name](count, *[a.ctypes.data for a in flat], out.ctypes.data)
-        return out.reshape(batch + out_shape)
+        return _finite(out.reshape(batch + out_shape), arrs, labels, names)
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         return self._run("mass_matrix", (q,), (self.dof, self.dof))
@@ -289,6 +315,10 @@ class CompiledDynamics:
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         return self._run("inverse_dynamics", (q, qd, qdd), (self.dof,))
+
+    def bias_forces(self, q: Any, qd: Any) -> np.ndarray:
+        """C(q, q') q' + g(q)."""
+        return self._run("inverse_dynamics", (q, qd, np.zeros(self.dof)), (self.dof,))
 
 
 __all__ = ["LambdifiedDynamics", "CompiledDynamics"]
