@@ -8,6 +8,7 @@ clears applied torques after every step, so :meth:`Simulation.step` re-applies t
 """
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,12 +20,14 @@ from ..bullet.records import JointState, LinkState, dynamics_info, joint_info
 from ..bullet.scene import LoadedBody
 from ..errors import (ShapeError, SimbenchError, UnknownNameError, finite_number, degrees_note, lookup,
                       outside_limits, real_array, shown)
+from .ball_joints import BallJoints
 from .poses import base_link_pose, set_base_pose
 
 if TYPE_CHECKING:
     from .simulation import Simulation
 
 p = import_pybullet()
+logger = logging.getLogger(__name__)
 
 #: the keywords of ``p.changeDynamics`` (PyBullet 3.2), for :meth:`Robot.change_dynamics`
 DYNAMICS_KEYS = ("mass", "lateralFriction", "spinningFriction", "rollingFriction", "restitution", "linearDamping",
@@ -51,13 +54,17 @@ class Robot:
         self.name, self.id = body.name, body.id
         self._cid = sim.client
         self._gone = sim._gone  # the simulation's closed flag (non-empty once closed)
-        self.joint_names: tuple[str, ...] = body.movable_names
+        rows = [joint_info(body.id, int(j), self._client) for j in body.movable_indices]
+        ball = [row.type == p.JOINT_SPHERICAL for row in rows]
+        info = [row for row, b in zip(rows, ball) if not b]
+        #: the revolute and prismatic joints, the entries of ``q``, ``qd`` and ``tau``
+        self.joint_names: tuple[str, ...] = tuple(n for n, b in zip(body.movable_names, ball) if not b)
+        #: the spherical joints: driven through :meth:`model_state` / :meth:`set_model_state`
+        #: (a quaternion each) and :meth:`set_torques` with ``sim.model.nv`` values
+        self.spherical_names: tuple[str, ...] = tuple(n for n, b in zip(body.movable_names, ball) if b)
         self._position = {n: i for i, n in enumerate(self.joint_names)}
-        self._idx = np.array(body.movable_indices, dtype=int)
-        info = [joint_info(body.id, int(j), self._client) for j in self._idx]
-        if any(row.type == p.JOINT_SPHERICAL for row in info):
-            raise SimbenchError(f"body {self.name!r} has spherical joints; sim.robot drives only "
-                                f"revolute and prismatic joints")
+        self._idx = np.array([j for j, b in zip(body.movable_indices, ball) if not b], dtype=int)
+        self._ball = BallJoints(body, rows, ball, self._client)
         effort = np.array([row.max_force for row in info], dtype=float)
         #: motor force limits used by set_joint_targets when none are given (the URDF's effort
         #: limits; 500 N or N m where the file gives none)
@@ -65,6 +72,7 @@ class Robot:
         #: joint limits as PyBullet has them (lower > upper: none, as for continuous joints)
         self._limits = [(row.lower_limit, row.upper_limit, "m" if row.type == p.JOINT_PRISMATIC else "rad")
                         for row in info]
+        self._outside: set[str] = set()                 # joints warned of a value outside their limits
         self._torque = np.zeros(self.dof, dtype=bool)   # joints under torque control
         self._tau = np.zeros(self.dof)
         self._modes = ["velocity"] * self.dof           # PyBullet's default motors
@@ -146,6 +154,8 @@ class Robot:
         either): :meth:`set_model_state` then ``model_state()`` gives q back, and a trajectory's
         quaternions do not jump sign."""
         q, qd = self.state()
+        if self._ball.n:   # the joint part in sim.model's order, a quaternion per spherical joint
+            q, qd = self._ball.join(q, qd, *self._ball.read(self._client))
         if not self.floating:
             return q, qd
         pos, quat = base_link_pose(self._client, self.id)
@@ -178,8 +188,10 @@ class Robot:
             v_com = R @ vv[:3] + np.cross(w_world, R @ self._base_com)
             set_base_pose(self._client, self.id, qv[:3], quat, v_com, w_world)
             qv, vv = qv[7:], vv[6:]
+        qv, vv, quats, rates = self._ball.split(qv, vv)
+        self._ball.write(self._client, quats, rates, "set_model_state")
         self._not_degrees(np.arange(self.dof), qv, "set_model_state")
-        self.reset(qv, vv)
+        self.reset(qv, vv, who="set_model_state")
 
     @property
     def tau(self) -> np.ndarray:
@@ -238,6 +250,16 @@ class Robot:
             note = degrees_note(v, unit)
             if note and lo < hi and not lo <= v <= hi:
                 raise SimbenchError(f"{who}: " + outside_limits(f"{self.joint_names[i]} = {v:g}{note}", v, lo, hi, unit))
+
+    def _warn_outside(self, sel: np.ndarray, qv: np.ndarray, who: str) -> None:
+        """One warning line per joint (once per robot) set outside its limits."""
+        for i, v in zip(sel, qv):
+            lo, hi, unit = self._limits[i]
+            name = self.joint_names[i]
+            if lo < hi and not lo - 1e-9 <= v <= hi + 1e-9 and name not in self._outside:
+                self._outside.add(name)
+                logger.warning("%s: joint %r set to %g %s, outside its limits [%.4g, %.4g]; PyBullet's "
+                               "limit pushes it back from the next step", who, name, v, unit, lo, hi)
 
     def _velocities_for(self, sel: np.ndarray, qd: Any) -> np.ndarray:
         """The velocities that go with positions for joints ``sel``: zeros when ``qd`` is None,
@@ -299,7 +321,7 @@ class Robot:
         them after each step). No clipping to the effort limits. A mapping by joint name sets
         only those joints.
         """
-        sel, vals = self._values(tau, "tau", partial=True)
+        sel, vals = self._values(self._joint_torques(tau), "tau", partial=True)
         new = sel[~self._torque[sel]]
         if len(new):
             p.setJointMotorControlArray(self.id, self._idx[new].tolist(), p.VELOCITY_CONTROL,
@@ -310,22 +332,52 @@ class Robot:
             self._modes[i] = "torque"
             self._pos_target.pop(int(i), None)
 
+    def _joint_torques(self, tau: Any) -> Any:
+        """``tau`` of :meth:`set_torques` as the scalar joints' torques: given ``sim.model.nv``
+        values (a floating base's 6 first, which must be zero: nothing drives the base) or,
+        with spherical joints, the joint part of them, the spherical joints' 3 each are held
+        here and the scalar joints' returned; anything else as it came."""
+        arr = None if isinstance(tau, Mapping) else _floats(tau)
+        if arr is None or arr.ndim != 1 or len(arr) == self.dof or not np.all(np.isfinite(arr)):
+            return tau
+        base = 6 if self.floating else 0
+        if base and len(arr) == base + self._ball.nv:
+            if np.any(arr[:6] != 0):
+                raise ShapeError(f"tau has {len(arr)} values (sim.model.nv) with {arr[:6].tolist()} on the floating "
+                                 f"base, which no motor drives; pass the joints' tau[6:] ({self._ball.nv} values)")
+            arr = arr[6:]
+        if len(arr) != self._ball.nv or not self._ball.n:
+            return arr
+        qs, ts, _, sph = self._ball.split(np.zeros(self._ball.nq), arr)
+        self._ball.set_torques(self._client, sph)
+        return ts
+
     def release(self) -> None:
         """Let every joint move freely: torque control with zero torque (motors off)."""
         self.set_torques(np.zeros(self.dof))
+        if self._ball.n:
+            self._ball.set_torques(self._client, np.zeros((self._ball.n, 3)))
 
     def _apply(self) -> None:
+        if self._ball.torque.any():
+            self._ball.apply(self._client)
         if self._torque.any():
             p.setJointMotorControlArray(self.id, self._idx[self._torque].tolist(), p.TORQUE_CONTROL,
                                         forces=self._tau[self._torque].tolist(), physicsClientId=self._client)
 
-    def reset(self, q: Any = None, qd: Any = None) -> None:
+    def reset(self, q: Any = None, qd: Any = None, *, who: str = "reset") -> None:
         """Teleport the joints to ``q`` (default: the scene's initial configuration) with
         velocities ``qd`` (default 0). Joints under position control get ``q`` as their new
-        target so they stay there; torques and modes are kept."""
+        target so they stay there; torques and modes are kept. A value outside the joint's limits
+        is set (PyBullet's limit acts on it from the next step) with one warning line per joint.
+        Spherical joints: :meth:`set_model_state`."""
         sel, qv = (np.arange(self.dof), self.initial_q) if q is None else self._values(q, "q", partial=True)
-        self._not_degrees(sel, qv, "reset")
+        self._not_degrees(sel, qv, who)
+        self._warn_outside(sel, qv, who)
         qdv = self._velocities_for(sel, qd)
+        if not len(sel):
+            self.sim._changed()
+            return
         p.resetJointStatesMultiDof(self.id, self._idx[sel].tolist(), targetValues=[[float(a)] for a in qv],
                                    targetVelocities=[[float(b)] for b in qdv], physicsClientId=self._client)
         for k, i in enumerate(sel):
