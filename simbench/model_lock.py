@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SimbenchError, UnknownNameError, degrees_note, finite_or_none, shown
+from .errors import SimbenchError, UnknownNameError, degrees_note, finite_or_none, outside_limits, shown
 from .issues import ModelIssue
 from .joint_space import velocity_starts
 from .model import FIXED, PRISMATIC, SPHERICAL, RobotModel
@@ -39,9 +39,10 @@ def _motion(axis: np.ndarray, value: float, prismatic: bool) -> np.ndarray:
 def lock_joints(model: RobotModel, values: Mapping[str, float]) -> RobotModel:
     """``model`` with each joint of ``values`` (name -> angle in rad or travel in m) made rigid at
     that value; the other joints keep their names and order (Pinocchio's ``buildReducedModel``).
-    Spherical joints cannot be locked here. A value outside the joint's limits is allowed (a pose
-    is not a motion) unless it looks like degrees; text, a non-finite value, an unknown or a fixed
-    joint is one line. ``model.issues`` says which joints were locked, at what value
+    Spherical joints cannot be locked here. A value outside the joint's limits is locked as given
+    (a pose is not a motion: a study of a pose beyond a limit, or a file whose limits are wrong),
+    with one warning line naming the limits and the closest valid value; one that looks like
+    degrees is refused; text, a non-finite value, an unknown or a fixed joint is one line. ``model.issues`` says which joints were locked, at what value
     (``locked_joint``)."""
     if not isinstance(model, RobotModel):
         raise SimbenchError(f"model = {shown(model)}; expected a RobotModel, e.g. "
@@ -90,4 +91,8 @@ def _value(name: str, value: Any, model: RobotModel, j: int) -> float:
     lo, hi = float(model.joint_lower[j]), float(model.joint_upper[j])
     if int(model.joint_type_code[j]) != PRISMATIC and not lo <= x <= hi and degrees_note(x):
         raise SimbenchError(f"{name} = {x:g} rad, outside its limits [{lo:g}, {hi:g}]{degrees_note(x)}")
+    if lo < hi and not lo <= x <= hi:   # lower >= upper: no limits (continuous, or as PyBullet reads it)
+        unit = "m" if int(model.joint_type_code[j]) == PRISMATIC else "rad"
+        log.warning("%s: %s; locked there anyway (lock_joints)", model.name,
+                    outside_limits(f"joint {name!r} = {x:g}", x, lo, hi, unit))
     return x

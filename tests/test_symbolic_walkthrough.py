@@ -151,3 +151,37 @@ def test_latex_prints_the_matrix_C(arm):
     q, qd = np.array([0.3, 0.9]), np.array([-1.2, 0.7])
     C = np.array(eom.C.subs(dict(zip(qs + qds, [*q, *qd]))).evalf(), dtype=float)
     assert np.abs(C - pin.computeCoriolisMatrix(pm, pd, q, qd)).max() < 1e-10
+
+
+def test_lock_outside_the_limits_says_so_in_one_warning(caplog):
+    """``lock_joints(panda, {"panda_finger_joint1": 2.0})`` locked a finger 2 m out (limit
+    0.04 m) without a word. It is still locked there (a pose is not a motion), with one warning
+    line per joint naming the limits and the closest valid value; the locked robot's dynamics
+    are Pinocchio's reduced model at that value (the panda's arm is then derived by sympy)."""
+    import logging
+
+    import simbench
+    from simbench.dynamics import inverse_dynamics
+    from simbench.oracles.pinocchio import PinocchioMap, pinocchio_model
+
+    panda = RobotModel.from_urdf("pybullet_data:franka_panda/panda.urdf")
+    locked = {"panda_finger_joint1": 2.0, "panda_finger_joint2": 2.0}   # the second mimics the first
+    with caplog.at_level(logging.WARNING, logger="simbench.model_lock"):
+        arm = simbench.lock_joints(panda, locked)
+    lines = [r.getMessage() for r in caplog.records if r.name == "simbench.model_lock"]
+    assert lines == [f"panda: joint 'panda_finger_joint{i}' = 2: outside the joint's limits [0, 0.04] m; "
+                     "closest valid value 0.04; locked there anyway (lock_joints)" for i in (1, 2)]
+    pm = pinocchio_model(panda)
+    q_ref = panda.neutral()
+    for name, value in locked.items():
+        q_ref[panda.joint_index(name)] = value
+    rm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], PinocchioMap(panda, pm).q(q_ref))
+    rd, mp = rm.createData(), PinocchioMap(arm, rm)
+    rng = np.random.default_rng(8)
+    n = 0
+    for _ in range(3):
+        q, v, a = arm.random_configuration(rng), *rng.normal(size=(2, arm.nv))
+        want = mp.back(pin.rnea(rm, rd, mp.q(q), mp.v(v), mp.v(a)))
+        assert np.abs(inverse_dynamics(arm, q, v, a) - want).max() < 1e-10 * np.abs(want).max()
+        n += 1
+    assert n == 3
