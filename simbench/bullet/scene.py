@@ -41,11 +41,11 @@ import pybullet as p
 from .._quiet import filtered_stdout
 from ..errors import SceneError, SimbenchError, beyond_a_turn, lookup, quaternion_of_angles, shown, shown_path
 from ..model import GRAVITY
-from ..model_checks import limb_roots
 from ..packages import PackageMap, parse_package_map
 from ..paths import PYBULLET_DATA_PREFIX, assets_dir, default_scene_path, resolve_path, resolve_urdf
 from . import scene_schema as schema
-from .inertials import B3_INERTIAL_WARNINGS, InertialDefaults, inertial_defaults
+from .free_base import LOAD_WARNINGS, warn_free_arm, warn_welded_floating_joint
+from .inertials import InertialDefaults, inertial_defaults
 from .mesh_units import warn_mesh_units
 from .records import dynamics_info
 
@@ -114,21 +114,12 @@ class BodySpec:
         return found.moving(not self.fixed_base)
 
     def warn_free_arm(self, body: int, client: int, gravity: Sequence[float]) -> None:
-        """Log, once per spec, that an arm whose scene left ``fixed_base`` out is free and falls:
-        a body whose root has mass (PyBullet keeps a massless base still) and carries one movable
-        limb (a chain, not legs or wheels), under gravity."""
-        if self.fixed_base or self.fixed_base_given or not any(gravity) or self.__dict__.get("_warned_free"):
-            return
-        object.__setattr__(self, "_warned_free", True)
-        if p.getDynamicsInfo(body, -1, physicsClientId=client)[0] <= 0:
-            return                   # a massless base is static in PyBullet: it does not fall
-        infos = [p.getJointInfo(body, j, physicsClientId=client) for j in range(p.getNumJoints(body, physicsClientId=client))]
-        limbs, _ = limb_roots([-1] + [info[16] + 1 for info in infos],   # PyBullet's link j is our link j + 1
-                              [False] + [info[2] != p.JOINT_FIXED for info in infos])
-        if len(limbs) == 1:
-            logger.warning("body %r: fixed_base is not set, so its base is free and the arm falls "
-                           "under gravity; set fixed_base = true to mount it (fixed_base = false "
-                           "keeps it free without this line)", self.name)
+        """Log, once per spec, that its floating joint from a massless root became fixed in PyBullet
+        or that an arm left free falls (:mod:`simbench.bullet.free_base`)."""
+        if not self.__dict__.get("_warned_free"):
+            object.__setattr__(self, "_warned_free", True)
+            if not warn_welded_floating_joint(self, body, client):
+                warn_free_arm(self, body, client, gravity)
 
     def warn_inertials(self) -> None:
         """Log, once per spec, the one line saying which inertials PyBullet replaces."""
@@ -209,7 +200,7 @@ class Scene:
                 flags |= p.URDF_USE_SELF_COLLISION
             path = spec.pybullet_path()
             try:   # PyBullet's warnings about inertials: said once per body in our words
-                with filtered_stdout(B3_INERTIAL_WARNINGS):
+                with filtered_stdout(LOAD_WARNINGS):
                     body_id = p.loadURDF(str(path), basePosition=spec.position,
                                          baseOrientation=spec.orientation, useFixedBase=spec.fixed_base,
                                          flags=flags, globalScaling=spec.scale, physicsClientId=client)
