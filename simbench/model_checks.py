@@ -50,7 +50,7 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
             raise SimbenchError(f"replace() got {shown(key)}; {hint}")
         out[key] = _per_joint(model, key, value, changes) if key in PER_JOINT else \
             _per_link(model, key, value, changes) if key in PER_LINK else \
-            _root_pose(value) if key == "root_pose" else value
+            _root_pose(value) if key == "root_pose" else _gravity(value) if key == "gravity" else value
     floating = out.get("floating_base", model.floating_base)
     if floating and out.get("root_pose") is not None:   # its pose is q[:7]: a second one would move
         raise SimbenchError("root_pose places a welded root; a floating base's pose is q[:7] (x y z qx qy qz qw): "
@@ -58,6 +58,18 @@ def checked_changes(model: Any, changes: dict[str, Any]) -> dict[str, Any]:
     if "root_pose" in out and "gravity" not in out and not floating:
         out["gravity"] = _world_gravity_kept(model, out["root_pose"])
     return out
+
+
+def _gravity(value: Any) -> tuple[float, float, float]:
+    """A gravity vector: 3 finite numbers (m/s^2, root frame)."""
+    try:
+        g = real_array(value)
+    except (TypeError, ValueError):
+        g = None
+    if g is None or g.shape != (3,) or not np.isfinite(g).all():
+        raise SimbenchError(f"gravity = {shown(value)}; expected 3 finite numbers in m/s^2 (root frame), "
+                            f"e.g. (0, 0, -9.81)")
+    return tuple(float(x) for x in g)
 
 
 def _world_gravity_kept(model: Any, pose: np.ndarray | None) -> tuple[float, ...]:

@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,6 +304,11 @@ def parse_xacro_args(args: XacroArgs | None) -> dict[str, str]:
         return {}
     if isinstance(args, Mapping):
         return {str(k): _xacro_value(v) for k, v in args.items()}
+    if isinstance(args, str):   # one "NAME:=VALUE"
+        args = [args]
+    if not isinstance(args, Iterable):   # a number
+        raise SimbenchError(f"xacro_args = {shown(args)}; expected a mapping {{name: value}} or a list of "
+                            f"NAME:=VALUE strings, e.g. {{'prefix': 'left_'}}")
     out = {}
     for item in args:
         name, sep, value = str(item).partition(":=")

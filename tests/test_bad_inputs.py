@@ -42,6 +42,7 @@ from simbench.check import compare
 from simbench.bullet.scene import Scene
 from simbench.errors import SimbenchError
 from simbench.model import RobotModel
+from simbench.oracles.pinocchio import pinocchio_model
 from simbench.outputs import writable_dir, writable_file
 from simbench.runner import run_script
 from simbench.sim import Recording, Simulation
@@ -386,6 +387,9 @@ CASES = [
     C("sweep-max-distance-negative", cli(*SWEEP, "--samples", "5", "--max-distance", "-1"), {}, "max_distance = -1.0", "expected a distance >= 0 m"),
     C("sweep-qd-max-nan", cli("sweep", "dynamics", "ok.urdf", "--samples", "5", "--qd-max", "nan", "--out", "sw"), {}, "qd_max = nan", "expected a finite number >= 0"),
     C("sweep-kind-unknown", cli("sweep", "colision", "two.toml", "--samples", "5", "--out", "sw"), {}, "'colision'", "expected one of collision, dynamics, check"),
+    C("model-replace-gravity-short", api("model.replace(gravity=[0, 0])"), {}, "gravity = [0, 0]", "expected 3 finite numbers in m/s^2 (root frame), e.g. (0, 0, -9.81)"),
+    C("xacro-args-a-number", api("RobotModel.from_urdf('ok.urdf', xacro_args=5)"), {}, "xacro_args = 5", "expected a mapping {name: value} or a list of NAME:=VALUE strings"),
+    C("pinocchio-model-of-a-path", api("pinocchio_model('ok.urdf')"), {}, "model = 'ok.urdf'", "expected a RobotModel, made once by simbench.RobotModel.from_urdf('ok.urdf')"),
     C("check-floating-text", api("compare('ok.urdf', samples=3, floating='no')"), {}, "floating = 'no'", "expected True or False (did you mean False?)"),
     C("check-pinocchio-text", api("compare('ok.urdf', samples=3, pinocchio='off')"), {}, "pinocchio = 'off'", "expected True or False (did you mean False?)"),
     C("assert-floating-text", api("assert_matches_pybullet('ok.urdf', floating='yes')"), {}, "floating = 'yes'", "expected True or False (did you mean True?)"),
@@ -599,7 +603,7 @@ class _Names(dict):
                          writable_dir=writable_dir, writable_file=writable_file,
                          CollisionDetector=CollisionDetector, sweep=sweep, run_script=run_script,
                          Simulation=Simulation, Recording=Recording, compare=compare,
-                         assert_matches_pybullet=assert_matches_pybullet)
+                         assert_matches_pybullet=assert_matches_pybullet, pinocchio_model=pinocchio_model)
         self.close = close
 
     def __missing__(self, key):

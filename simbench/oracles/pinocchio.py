@@ -49,6 +49,9 @@ def urdf_model(model: "RobotModel", xml: str | bytes | None = None) -> Any:
     floating base, gravity ``model.gravity`` and a welded root at ``model.root_pose`` (gravity then
     in the world, ``R g``). :class:`SimbenchError` when Pinocchio refuses
     the file or its joints do not map onto ours."""
+    if not hasattr(model, "floating_base"):   # a file name, say
+        from ..joint_space import not_a_model
+        raise not_a_model(model)
     pin = import_pinocchio()
     root = (pin.JointModelFreeFlyer(),) if model.floating_base else ()
     try:
@@ -138,6 +141,9 @@ def built_model(model: "RobotModel") -> Any:
 def pinocchio_model(model: "RobotModel", xml: str | bytes | None = None) -> Any:
     """:func:`urdf_model`, or :func:`built_model` where Pinocchio's parser refuses the file
     (spherical joints) or its joints do not map onto ours."""
+    if not hasattr(model, "floating_base"):   # a file name, say
+        from ..joint_space import not_a_model
+        raise not_a_model(model)
     try:
         return urdf_model(model, xml)
     except MissingExtraError:
