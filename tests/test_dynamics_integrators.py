@@ -156,6 +156,11 @@ def test_a_faulty_acceleration_function_is_named_in_one_line():
             dyn.simulate(f, [1.0], [0.0], 0.01, 20)
     with pytest.raises(ShapeError, match=r"q0 has shape \(7,\) and qd0 \(6,\).*integrate="):
         dyn.simulate(lambda t, q, qd: np.zeros(6), np.r_[0, 0, 0, 0, 0, 0, 1.0], np.zeros(6), 0.01, 3)
+    for dt in (float("nan"), -0.1, 0.0, "0.1", None, True):   # one step: nan gave nan, -0.1 ran backwards
+        with pytest.raises(SimbenchError, match=r"^dt must be a positive number of seconds, got "):
+            dyn.step(lambda t, q, qd: -q, np.ones(2), np.zeros(2), dt)
+        with pytest.raises(SimbenchError, match=r"^dt must be a positive number of seconds, got "):
+            dyn.simulate(lambda t, q, qd: -q, np.ones(2), np.zeros(2), dt, 3)
     for method in ("euler", "semi_implicit", "rk4"):   # one step too: it raised numpy's broadcast error
         with pytest.raises(ShapeError, match=r"^q has shape \(7,\) and qd \(6,\).*integrate="):
             dyn.step(lambda t, q, qd: np.zeros(6), np.r_[0, 0, 0, 0, 0, 0, 1.0], np.zeros(6), 0.01, method=method)

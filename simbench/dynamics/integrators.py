@@ -22,6 +22,7 @@ integrate from Python) 6.7 us and 32 us in the same run.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -78,6 +79,7 @@ def step(accel: AccelerationFunction, q: np.ndarray, qd: np.ndarray, dt: float, 
          dexp_inv: DexpInv | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One step of ``method`` from ``(q, qd)`` at time t; returns the new ``(q, qd)``."""
     _moves_by_adding(q, qd, integrate, "q", "qd")
+    _check_dt(dt)
     add = integrate or _vector_add
     if method == "euler":
         a = accel(t, q, qd)
@@ -111,11 +113,19 @@ def _moves_by_adding(q: Any, qd: Any, integrate: Integrate | None, qname: str, v
                          f"u: simbench.dynamics.integrate(model, q, u), or use simulate_model(model, ...)")
 
 
+def _check_dt(dt: Any) -> None:
+    """A time step is a finite number of seconds > 0 (not text, not nan: a step of nan gave nan)."""
+    if dt.__class__ is float and 0.0 < dt < math.inf:   # the usual case, at the cost of two comparisons
+        return
+    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating)) or \
+            not (math.isfinite(dt) and dt > 0):
+        raise SimbenchError(f"dt must be a positive number of seconds, got {dt!r}")
+
+
 def _check_run(method: str, dt: float, steps: int) -> int:
     if method not in METHODS:
         raise SimbenchError(f"unknown integration method {method!r}; expected one of {list(METHODS)}")
-    if not (np.isfinite(dt) and dt > 0):
-        raise SimbenchError(f"dt must be a positive number of seconds, got {dt!r}")
+    _check_dt(dt)
     if int(steps) != steps or steps < 0:
         raise SimbenchError(f"steps must be a non-negative integer, got {steps!r}")
     return int(steps)
