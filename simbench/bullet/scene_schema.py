@@ -48,10 +48,13 @@ class Key:
         if self.kind == "table":
             return f"a table of name = {_ITEM_WORDS[self.item]}"
         words = "an integer" if self.kind == "int" else "a finite number"
+        def num(x: float) -> str:   # an integer bound whole: 2147483647, not 2.14748e+09
+            return f"{int(x):d}" if self.kind == "int" else f"{x:g}"
+
         if self.low is not None and self.high is not None:
-            return f"{words} from {self.low:g} to {self.high:g}"
+            return f"{words} from {num(self.low)} to {num(self.high)}"
         if self.low is not None:
-            return f"{words} {'>' if self.low_open else '>='} {self.low:g}"
+            return f"{words} {'>' if self.low_open else '>='} {num(self.low)}"
         return words
 
 
