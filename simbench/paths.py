@@ -193,6 +193,9 @@ def _near_bundled(first: Path, suffixes: tuple[str, ...]) -> list[tuple[float, s
             if first.suffix in suffixes and Path(name).suffix != first.suffix:
                 continue
             score = _likeness(first.name, name)
+            given, other = (n.rsplit("/", 1)[-1].split(".", 1)[0].lower() for n in (first.name, name))
+            if len(given) >= 3 and other.startswith(given + "_"):   # 'kuka.urdf': kuka_iiwa/model.urdf
+                score = max(score, 0.8)
             spelled = f"{prefix}{short[p]}"
             if score >= 0.8 and score > scored.get(spelled, 0.0):
                 scored[spelled] = score

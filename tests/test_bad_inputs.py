@@ -175,6 +175,7 @@ CASES = [
     # ---- URDF files: finding and reading them
     C("urdf-missing", info("nope.urdf", api="RobotModel.from_urdf('nope.urdf')"), {}, "'nope.urdf'", "not found"),
     C("urdf-pybullet-data-missing", info("pybullet_data:kuka.urdf", api="RobotModel.from_urdf('pybullet_data:kuka.urdf')"), {}, "'pybullet_data:kuka.urdf'", "looked in"),
+    C("urdf-robot-name-only", info("kuka.urdf", api="RobotModel.from_urdf('kuka.urdf')"), {}, "'kuka.urdf'", "did you mean 'pybullet_data:kuka_iiwa/model.urdf'"),
     C("urdf-simbench-missing", info("simbench:nope.urdf", api="RobotModel.from_urdf('simbench:nope.urdf')"), {}, "'simbench:nope.urdf'", "looked in"),
     C("urdf-is-a-folder", info("sub", api="RobotModel.from_urdf('sub')"), {"sub/x": ""}, "'sub' is a folder", "expected a file"),
     C("urdf-empty-file", INFO, {"bad.urdf": ""}, "bad.urdf", "malformed XML"),
