@@ -128,6 +128,9 @@ def load_source(spec: str | os.PathLike[str], *, package_map: PackageMap | Seque
     path = resolve_urdf(spec, relative_to)
     if path.suffix.lower() == ".toml":
         raise URDFError(_scene_not_urdf(os.fspath(spec), path))
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):   # read as XML it was "malformed XML"
+        raise URDFError(f"{shown_path(os.fspath(spec))} is a {path.suffix[1:].upper()} file; expected a URDF (XML) file, "
+                        f"or a scene as a TOML file ([[body]] tables, see docs/scenes.md)")
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -107,6 +107,11 @@ def scene_of(target: str) -> Any:
         from .paths import resolve_path
 
         return Scene.from_toml(resolve_path(target))
+    if target.lower().endswith((".yaml", ".yml", ".json")):   # read as a URDF it was "malformed XML"
+        from .errors import SceneError
+
+        raise SceneError(f"{target}: scene files are TOML ([[body]] tables, see docs/scenes.md), not "
+                         f"{target.rsplit('.', 1)[1].upper()}; robots are URDF files")
     if not target.endswith((".urdf", ".xacro")):
         # neither a URDF nor a scene by its name: a missing one is a file, not body 'robot''s URDF
         # ("file not found: 'simbench:wall_iiwa.tml'; did you mean 'simbench:wall_iiwa.toml'?")

@@ -270,6 +270,10 @@ def toml_hint(path: Any, exc: Exception) -> str:
     (``True`` is an error) and its text is quoted (``name = robot`` is one)."""
     import re
 
+    if Path(path).suffix.lower() in (".yaml", ".yml", ".json", ".urdf", ".xml"):   # another format's file
+        kind = "URDF" if Path(path).suffix.lower() in (".urdf", ".xml") else Path(path).suffix[1:].upper()
+        return (f"; scene files are TOML ([[body]] tables, see docs/scenes.md), not {kind}" +
+                ("; a URDF alone opens as it is: simbench view ROBOT.urdf" if kind == "URDF" else ""))
     found = re.search(r"at line (\d+), column (\d+)", str(exc))
     if not found:
         return ""
