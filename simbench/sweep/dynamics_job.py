@@ -84,14 +84,16 @@ def states(model: Any, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return tuple(np.ascontiguousarray(a) for a in (raw, qd, qdd))  # type: ignore[return-value]
 
 
-def _warn_welded(model: Any, target: str) -> None:
-    """One warning line when a free-looking root is welded to the world (``free_root``)."""
+def _welded_note(model: Any, target: str) -> tuple[str, ...]:
+    """The warning line when a free-looking root is welded to the world (``free_root``), held in
+    the spec's notes: it is said once the output folder is open, so a refused run stays one line."""
     issue = next((i for i in model.issues if i.kind == "free_root"), None)
-    if issue is not None:
-        data = issue.data or {}
-        logger.warning("%s: the base (root link %r: %d limbs, %.4g kg) is welded to the world; --floating "
-                       "(floating=True) simulates it free, with the base pose, twist and wrench as columns",
-                       target, data.get("link"), len(data.get("limbs", ())), data.get("mass", math.nan))
+    if issue is None:
+        return ()
+    data = issue.data or {}
+    return (f"{target}: the base (root link {data.get('link')!r}: {len(data.get('limbs', ()))} limbs, "
+            f"{data.get('mass', math.nan):.4g} kg) is welded to the world; --floating (floating=True) simulates it "
+            f"free, with the base pose, twist and wrench as columns",)
 
 
 def _positive(value: Any, what: str) -> float:
@@ -131,8 +133,6 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     if len(model.joint_names) + (6 if floating else 0) != model.dof:
         raise SimbenchError(f"{targets[0]}: the robot has spherical joints; sweep dynamics samples revolute and "
                             "prismatic joints only")
-    if not floating:
-        _warn_welded(model, str(targets[0]))
     joints, qs, vs = list(model.joint_names), list(model.q_labels), list(model.v_labels)
     low, high = state_bounds(model, _positive(qd_max, "qd_max"), _positive(qdd_max, "qdd_max"))
     m = Array("M", "float64", (len(vs), len(vs)), tuple(f"M({a}, {b})" for a in vs for b in vs))
@@ -142,7 +142,8 @@ def prepare(targets: list[str], *, samples: Any = None, seed: Any = 0, chunk_siz
     options = (("floating", bool(floating)), ("joints", joints), ("low", low), ("high", high),
                ("qd_max", float(qd_max)), ("qdd_max", float(qdd_max)))
     chunk = check_count(DEFAULT_CHUNK if chunk_size is None else chunk_size, "chunk_size")
-    return JobSpec("dynamics", n, chunk, seed_v, arrays, (file_entry("urdf", path),), options)
+    return JobSpec("dynamics", n, chunk, seed_v, arrays, (file_entry("urdf", path),), options,
+                   notes=() if floating else _welded_note(model, str(targets[0])))
 
 
 class DynamicsRunner:
