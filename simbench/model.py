@@ -376,9 +376,17 @@ class RobotModel:
                  f"  links: {self.nlinks}, joints: {len(self.joint_all_names)}, dof: {self.dof}, "
                  f"total mass: {self.total_mass:.6g} kg"]
         lines.extend(self._tree_lines())
-        lines.append("  movable joints (q order):")
+        split = self.nq != self.nv   # a floating base (or spherical joints): q and v indices differ
+        lines.append("  movable joints (q order" + ("; q index, v index" if split else "") + "):")
+        if self.floating_base:
+            lines.append(f"    q {'0-6':>5s} v {'0-5':>5s}  base (free flyer): q x y z qx qy qz qw (position, "
+                         f"quaternion), v vx vy vz wx wy wz (base frame)")
         for i, j in enumerate(self.movable):
-            lines.append(f"    {i:2d} {self.joint_all_names[j]:<28s} {self.joint_type[j]:<10s} "
+            qi, vi = int(self.joint_q_start[j]), int(self.joint_v_start[j])
+            nqj, nvj = (4, 3) if int(self.joint_type_code[j]) == SPHERICAL else (1, 1)
+            at = (f"q {qi if nqj == 1 else f'{qi}-{qi + 3}':>5} v {vi if nvj == 1 else f'{vi}-{vi + 2}':>5}" if split
+                  else f"{i:2d}")
+            lines.append(f"    {at} {self.joint_all_names[j]:<28s} {self.joint_type[j]:<10s} "
                          f"lower {self.joint_lower[j]: .4g}  upper {self.joint_upper[j]: .4g}  "
                          f"effort {self.joint_effort[j]:.4g}  velocity {self.joint_velocity[j]:.4g}")
         lines.append(self._issues_line())
