@@ -39,7 +39,7 @@ from ..progress import progress as progress_bar
 from .bullet import PYBULLET_MAX_DOF, BulletRefused, BulletRobot, captured_output
 from .causes import CAUSES, DOES, Alteration, altered_inputs, as_pybullet_sees, from_dynamics_info, suspect
 from .dynamics import DEFAULT_TIMEOUT, Dynamics, SimbenchDynamics, load_dynamics
-from .floating import FloatingBaseConvention
+from .floating import FloatingBaseConvention, floating_mistake, free_root_hint
 from .inputs import check_numbers
 from .report import (ERROR, EXPLAINED, FAIL, NOT_CHECKED, PASS, SKIPPED, Cause, Errors, Report, RobotResult,
                      _num, measure)
@@ -111,9 +111,10 @@ def _worst(res: RobotResult, model: RobotModel, q: np.ndarray, qd: np.ndarray, q
     scaled = np.nan_to_num(np.abs(tau - tau_r), nan=np.inf) / max(1.0, err.tau_scale)
     i, j = np.unravel_index(int(np.argmax(scaled)), scaled.shape)
     labels = model.v_labels
-    res.worst = {"joint": labels[j], "sample": int(i), "q": q[i].tolist(), "qd": qd[i].tolist(),
-                 "qdd": qdd[i].tolist(), "gravity": list(model.gravity), "dynamics": label,
-                 "tau_tested": float(tau[i, j]), "tau_pybullet": float(tau_b[i, j])}
+    res.worst = {"joint": labels[j], "base_entry": bool(model.floating_base and j < 6),  # base_vx: no joint
+                 "sample": int(i), "q": q[i].tolist(), "qd": qd[i].tolist(), "qdd": qdd[i].tolist(),
+                 "gravity": list(model.gravity), "dynamics": label, "tau_tested": float(tau[i, j]),
+                 "tau_pybullet": float(tau_b[i, j])}
     if truth is not None:
         res.worst["tau_true"] = float(tau_r[i, j])
     if err.tau_abs <= tol * max(1.0, err.tau_scale):
@@ -164,7 +165,8 @@ def _off_truth(model: RobotModel, tau: np.ndarray, M: np.ndarray, truth: tuple[n
         j = int(np.unravel_index(int(np.argmax(d)), d.shape)[1])
         k = next((k for k in model.movable if model.joint_v_start[k] == j), -1)
         linear = (model.floating_base and j < 3) or (k >= 0 and int(model.joint_type_code[k]) == PRISMATIC)
-        return f"tau differs by {float(d.max()):.3g} {'N' if linear else 'N m'} at joint {labels[j]!r}"
+        where = "entry" if model.floating_base and j < 6 else "joint"   # base_vx is not a joint
+        return f"tau differs by {float(d.max()):.3g} {'N' if linear else 'N m'} at {where} {labels[j]!r}"
     d = np.nan_to_num(np.abs(M - truth[1]), nan=np.inf)
     _, a, b = np.unravel_index(int(np.argmax(d)), d.shape)
     return f"M differs by {float(d.max()):.3g} at entry ({labels[a]!r}, {labels[b]!r})"
@@ -188,6 +190,7 @@ def _diagnose(res: RobotResult, target: Target, model: RobotModel, q: np.ndarray
                      lambda a, b, c, g: ref.tau(model, a, b, c, g), lambda a: ref.M(model, a),
                      _pin_order(model, target.xml),
                      target.load.base_rotation if target.load is not None and target.load.fixed_base else None)
+    hyp = hyp or floating_mistake(model, q, qd, qdd, tau, M, truth, tol, lambda a, b, c: ref.tau(model, a, b, c))
     res.looks_like = hyp
     return f"; looks like: {hyp}" if hyp else ""
 
@@ -223,6 +226,8 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
             bullet.convention = FloatingBaseConvention(bullet)
         model, notes = target.model_in(bullet)
         res.notes += notes
+        hint = free_root_hint(model) if target.body is None else None   # a scene body follows fixed_base
+        res.notes += [hint] if hint else []
         res.dof = model.dof
         if bullet.joint_names != list(model.joint_names):
             return done(FAIL, f"joint names differ: PyBullet {bullet.joint_names}, simbench {list(model.joint_names)}")
@@ -311,7 +316,8 @@ def compare_target(target: Target, dyn: Dynamics, *, samples: int = 50, seed: in
             alterations = []  # tried with simbench.dynamics: only worth saying when it is the truth here
         # ---- unexplained
         i = _worst(res, model, q, qd, qdd, tau, M, tau_b, M_b, tol, dyn.label)
-        reason = (f"unexplained: worst joint {res.worst['joint']!r} at sample {i}"
+        reason = (f"unexplained: worst {'entry' if res.worst['base_entry'] else 'joint'} {res.worst['joint']!r} at "
+                  f"sample {i}"
                   + (f"; tried {', '.join(a.kind for a in alterations)} -> {after.brief()}" if alterations else ""))
         pin_ok = voice is not None and measure(tau, M, *voice).within(tol)
         if model.dof > PYBULLET_MAX_DOF and pin_ok:

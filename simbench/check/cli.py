@@ -19,6 +19,7 @@ from ..signals import sigterm_interrupts
 from .bullet import as_quaternion
 from .checker import check
 from .dynamics import DEFAULT_TIMEOUT, load_dynamics
+from .floating import HINT
 from .inputs import MAX_SAMPLES, check_numbers
 from .plots import _pyplot, file_stem, is_png, plot_robot
 from .report import ERROR, EXPLAINED, FAIL, SKIPPED, Report, RobotResult
@@ -93,6 +94,9 @@ def _details(report: Report) -> None:
             _say(f"  {r.verdict} {r.target}: {r.worst_line()}")
         for c in r.causes:
             _say(f"  {r.target}: {c.line()}")
+        for note in r.notes:
+            if note.startswith(HINT):   # e.g. a root that looks free, checked welded
+                _say(f"  {r.target}: {note}")
 
 
 def _write(report: Report, args: argparse.Namespace) -> None:

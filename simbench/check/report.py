@@ -125,19 +125,19 @@ class RobotResult:
         return " ".join(text.split("\n"))
 
     def worst_line(self) -> str:
-        """The worst disagreement as a reproducible state ('' when there is none)."""
+        """The worst disagreement as a reproducible state ('' when there is none): the state
+        itself when it is short, else a pointer to the JSON report, which keeps it in full."""
         w = self.worst
         if w and "joint" not in w and "q" in w:  # a call that raised, crashed or returned NaN
-            return (f"state of sample {w['sample']}: q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} "
-                    f"gravity={w['gravity']!r}")
+            return f"state of sample {w['sample']}: {_state(w)}"
         if not w or "joint" not in w:
             return ""
         label = w.get("dynamics", "simbench.dynamics")
         who = "ours" if label == "simbench.dynamics" else f"yours ({label})"
         true = f", true (simbench.dynamics) {w['tau_true']!r}" if "tau_true" in w else ""
-        return (f"worst joint {w['joint']!r}: {who} {w.get('tau_tested', w.get('tau_ours'))!r}{true}, "
-                f"PyBullet {w['tau_pybullet']!r} at q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} "
-                f"gravity={w['gravity']!r}")
+        return (f"worst {'entry' if w.get('base_entry') else 'joint'} {w['joint']!r}: {who} "
+                f"{w.get('tau_tested', w.get('tau_ours'))!r}{true}, PyBullet {w['tau_pybullet']!r} at "
+                + (_state(w) if _short_state(w) else f"sample {w['sample']}: {_state(w)}"))
 
     def as_dict(self) -> dict[str, Any]:
         return {"target": self.target, "name": self.name, "path": self.path, "verdict": self.verdict,
@@ -147,6 +147,23 @@ class RobotResult:
                 "worst": self.worst, "pinocchio": self.pinocchio, "seconds": round(self.seconds, 4),
                 "looks_like": self.looks_like,
                 "errors_true": self.errors_true.as_dict() if self.errors_true else None}
+
+
+#: a state of more numbers (q, qd, qdd together) is not printed, only pointed to in the JSON
+SHOWN_STATE = 24
+
+
+def _short_state(w: dict[str, Any]) -> bool:
+    return len(w["q"]) + len(w["qd"]) + len(w["qdd"]) <= SHOWN_STATE
+
+
+def _state(w: dict[str, Any]) -> str:
+    """``q=[...] qd=[...] qdd=[...] gravity=[...]``, or for a long state (a floating base's 19 +
+    18 + 18 numbers) where its full values are: the JSON report's ``worst``."""
+    if _short_state(w):
+        return f"q={w['q']!r} qd={w['qd']!r} qdd={w['qdd']!r} gravity={w['gravity']!r}"
+    return (f"q, qd, qdd of {len(w['q'])}, {len(w['qd'])}, {len(w['qdd'])} numbers in full in the JSON report's "
+            f"worst (--json FILE), gravity={w['gravity']!r}")
 
 
 def _counted(n: object, thing: str) -> str:

@@ -12,6 +12,7 @@ inertia) are then explained as they are for the URDF alone.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,13 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from ..bullet.scene import BodySpec, LoadedBody, Scene
-from ..errors import SceneError, SimbenchError, URDFError, shown
+from ..errors import SceneError, SimbenchError, URDFError, shown, shown_path
 from ..model import GRAVITY, RobotModel
 from ..paths import PYBULLET_DATA_PREFIX, pybullet_data_dir, resolve_path, resolve_urdf
 from ..urdf_source import UrdfSource, load_source
 from .bullet import BulletLoad, BulletRobot, as_quaternion, captured_output
 from .report import RobotResult
 
+logger = logging.getLogger(__name__)
 
 #: why ``--base-orientation`` with ``--floating`` is refused (a usage error whatever the targets)
 FLOATING_ORIENTATION = ("--base-orientation applies to fixed bases; with --floating the base orientation is part "
@@ -142,6 +144,10 @@ def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[floa
         load = None if path is None else BulletLoad(path, tuple(spec.orientation), float(spec.scale), True,
                                                     tuple(float(x) for x in scene.gravity), bool(spec.fixed_base))
         out = Target(label, spec.path, file_model, load, body=spec, source=src, refused=refused)
+        if floating and spec.fixed_base:   # one line: --floating is not applied to this body
+            logger.warning("--floating (floating=True) does not apply to scene body %r (%s): a scene body follows its "
+                           "fixed_base, and %s sets fixed_base = true; it is checked welded (fixed_base = false "
+                           "checks it floating)", spec.name, label, shown_path(scene_path))
         if not spec.fixed_base:
             out.notes.append(f"body {spec.name!r} is floating in the scene (fixed_base = false): checked with "
                              f"a floating base (q = base pose + joints)")

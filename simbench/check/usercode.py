@@ -203,12 +203,15 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
     return arr
 
 
-def _given(q: np.ndarray, joint_names: Sequence[str]) -> str:
+def _given(q: np.ndarray, joint_names: Sequence[str], exc: BaseException | None = None) -> str:
     """For a floating base (q longer than v): what the function was given, since a fixed-base
-    function fails on it with numpy's words only."""
+    function fails on it with numpy's words only; on a welded base, when the error names a
+    floating base's sizes, that --floating checks it so."""
     nv = len(joint_names)
     if len(q) == nv:
-        return ""
+        from .floating import floating_hint_for_error
+
+        return floating_hint_for_error(f"{type(exc).__name__}: {exc}", nv) if exc is not None else ""
     return (f" (it was given q of {len(q)} entries and qd, qdd of {nv}: with a floating base the model has "
             f"nq = {len(q)}, nv = {nv}, the base's pose (x y z qx qy qz qw) and twist first; a function for the "
             f"fixed-base robot takes {nv - 6} joints: check without --floating, or see model.v_labels)")
@@ -225,7 +228,7 @@ def call(func: Callable[..., Any], q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
         if problem and isinstance(exc, TypeError) and len(traceback.extract_tb(exc.__traceback__)) == 1:
             raise UserCodeFault(ERROR, f"{label}: {problem}") from None
         raise UserCodeFault(ERROR, f"{label} raised {_describe(exc)}{where_raised(exc)} {where}"
-                                   + _given(q, joint_names)) from None
+                                   + _given(q, joint_names, exc)) from None
     return as_torques(out, joint_names, label, where)
 
 
