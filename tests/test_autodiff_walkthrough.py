@@ -143,3 +143,20 @@ def test_damping_and_friction_derivatives(iiwa):
         pm, pd, q, v, a)[1]).max() < 1e-9 * 100
     with pytest.raises(SimbenchError, match=r"^damping = 'yes'; expected True or False"):
         ad.inverse_dynamics_derivatives(lossy, q, v, a, damping="yes")
+
+
+def test_the_dynamics_modules_derivatives_take_damping_too(iiwa):
+    """``simbench.dynamics.inverse_dynamics_derivatives(..., damping=True)`` (the names the
+    README shows) raised TypeError while the autodiff module's took it: dtau/dqd gains diag(D)
+    over Pinocchio's undamped derivative, dqdd/dqd gains -M^-1 D."""
+    model, pm, pd = iiwa
+    rng = np.random.default_rng(8)
+    lossy = model.replace(joint_damping=rng.uniform(0.1, 2.0, 7))
+    D = np.diag(lossy.joint_damping)
+    q, v, a = model.random_configuration(rng), rng.normal(size=7), rng.normal(size=7)
+    _, dv, _ = dyn.inverse_dynamics_derivatives(lossy, q, v, a, damping=True)
+    assert np.abs(dv - (pin.computeRNEADerivatives(pm, pd, q, v, a)[1] + D)).max() < 1e-9
+    _, fv, ft = dyn.forward_dynamics_derivatives(lossy, q, v, a, damping=True)
+    want = pin.computeABADerivatives(pm, pd, q, v, a - lossy.joint_damping * v)
+    Minv = np.triu(want[2]) + np.triu(want[2], 1).T
+    assert np.abs(fv - (want[1] - Minv @ D)).max() < 1e-9 and np.abs(ft - Minv).max() < 1e-9

@@ -60,25 +60,28 @@ def coriolis_matrix(model: RobotModel, q: Any, qd: Any) -> np.ndarray:
 
 
 def inverse_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, qdd: Any, *,
-                                 gravity: Sequence[float] | None = None, f_ext: Any = None
+                                 gravity: Sequence[float] | None = None, f_ext: Any = None,
+                                 damping: bool = False, friction: bool = False
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dtau_dq, dtau_dqd, dtau_dqdd = M)``, each (..., nv, nv), from jax (the ``autodiff``
-    extra; jax loads at the first call), as Pinocchio's ``computeRNEADerivatives``; see
+    extra; jax loads at the first call), as Pinocchio's ``computeRNEADerivatives`` (``damping``:
+    + diag(D) in dtau_dqd); see
     :func:`simbench.dynamics.autodiff.inverse_dynamics_derivatives`."""
     require_model(model)
     from .autodiff import inverse_dynamics_derivatives as derivatives
-    return derivatives(model, q, qd, qdd, gravity=gravity, f_ext=f_ext)
+    return derivatives(model, q, qd, qdd, gravity=gravity, f_ext=f_ext, damping=damping, friction=friction)
 
 
 def forward_dynamics_derivatives(model: RobotModel, q: Any, qd: Any, tau: Any, *,
-                                 gravity: Sequence[float] | None = None, f_ext: Any = None
+                                 gravity: Sequence[float] | None = None, f_ext: Any = None,
+                                 damping: bool = False, friction: bool = False
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dqdd_dq, dqdd_dqd, dqdd_dtau = M^-1)``, each (..., nv, nv), from jax (the ``autodiff``
     extra; jax loads at the first call), as Pinocchio's ``computeABADerivatives``; see
     :func:`simbench.dynamics.autodiff.forward_dynamics_derivatives`."""
     require_model(model)
     from .autodiff import forward_dynamics_derivatives as derivatives
-    return derivatives(model, q, qd, tau, gravity=gravity, f_ext=f_ext)
+    return derivatives(model, q, qd, tau, gravity=gravity, f_ext=f_ext, damping=damping, friction=friction)
 
 
 __all__ = ["GRAVITY", "METHODS", "inverse_dynamics", "mass_matrix", "bias_forces",
