@@ -27,6 +27,35 @@ def _path(path: object, what: str) -> Path:
     return Path(path_text(path, what)).expanduser()
 
 
+def distinct_outputs(folders: tuple[str, ...] = (), **given: str | os.PathLike | None) -> None:
+    """Refuse two options naming one path (``--json r.json --markdown r.json``: the second
+    report overwrote the first, exit 0; ``--json x.json --plot x.json`` made a folder the JSON
+    could then not be written to), or a path under a file option's path. Keywords are option
+    names without dashes (None left out); ``folders`` names those that are folders unless they
+    end in ``.png`` (a report may go inside one)."""
+    paths = {name: Path(os.path.abspath(os.path.expanduser(os.fspath(p)))) for name, p in given.items()
+             if p is not None}
+    names = list(paths)
+    folder = {n: n in folders and paths[n].suffix.lower() != PICTURE_SUFFIX for n in names}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:   # one path, or a file where the other puts a folder (or a file under it)
+            if paths[a] == paths[b]:
+                raise SimbenchError(f"--{a} and --{b} both name {shown_path(os.fspath(given[b]))}; expected a "
+                                    f"path of its own for each (e.g. --{b} {_other_name(given[b], b)})")
+            for inner, outer in ((a, b), (b, a)):
+                if not folder[outer] and paths[outer] in paths[inner].parents:
+                    raise SimbenchError(f"--{inner} {shown_path(os.fspath(given[inner]))} is inside the --{outer} "
+                                        f"file {shown_path(os.fspath(given[outer]))}; expected a path of its own")
+
+
+def _other_name(path: object, option: str) -> str:
+    """A path beside ``path`` for option ``option``: report.json -> report.md for --markdown."""
+    p = Path(os.fspath(path))
+    if option == "plot":   # torques.png for one robot's picture, else a folder
+        return str(p.with_name(p.stem + ("_plot.png" if p.suffix.lower() == PICTURE_SUFFIX else "_plots")))
+    return str(p.with_name(p.stem + {"markdown": ".md", "json": ".json"}.get(option, p.suffix)))
+
+
 def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
     """``path`` as a Path whose folder exists or can be made and takes new files, and which is
     not a folder itself (an existing file must open for writing); a :class:`SimbenchError`

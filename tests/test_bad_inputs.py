@@ -276,6 +276,9 @@ CASES = [
     C("run-script-scene-missing", cli("run", "scn.py"), {"scn.py": "SCENE = 'nope.toml'\n" + SCRIPT}, "nope.toml'", "scene file not found"),
     C("run-record-format", cli("run", "script.py", "--scene", "ok.urdf", "--record", "r.avi"), {}, "'r.avi'", "expected one of .gif, .mp4"),
     C("run-screenshot-folder-is-a-file", cli("run", "script.py", "--scene", "ok.urdf", "--screenshot", "ok.urdf/x.png"), {}, "'ok.urdf' is a file", "expected a folder"),
+    C("check-json-markdown-same-file", cli("check", "ok.urdf", "--json", "same.json", "--markdown", "same.json"), {}, "--json and --markdown both name 'same.json'", "expected a path of its own for each (e.g. --markdown same.md)"),
+    C("check-json-is-the-plot-folder", cli("check", "ok.urdf", "--json", "x.json", "--plot", "x.json"), {}, "--json and --plot both name 'x.json'", "(e.g. --plot x_plots)"),
+    C("bench-json-markdown-same-file", cli("bench", "--quick", "--suite", "dynamics", "--json", "a.json", "--markdown", "a.json"), {}, "--json and --markdown both name 'a.json'", "(e.g. --markdown a.md)"),
     C("check-plot-is-a-file", cli("check", "ok.urdf", "--plot", "ok.urdf"), {}, "'ok.urdf' is a file", "expected a folder"),
     # ---- arrays: the dynamics (API only)
     C("api-set-pose-nan", api("Simulation(gui=False).set_pose('cube1', [float('nan'), 0, 0])"), {}, "position = [nan, 0, 0]", "expected 3 finite numbers, metres"),

@@ -77,6 +77,10 @@ def test_plot_given_a_png_name_writes_that_file(tmp_path):
     assert two.returncode == 0, two.stderr
     made = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert made == ["t-simbench_anthropomorphic_3link.urdf.png", "t-simbench_planar_2r.urdf.png"], made
+    inside = subprocess.run(run + ["simbench:planar_2r.urdf", "--plot", "both", "--json", "both/r.json"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)   # a report inside the plot folder is fine
+    assert inside.returncode == 0 and (tmp_path / "both" / "r.json").is_file(), inside.stderr
+    assert (tmp_path / "both" / "simbench_planar_2r.urdf.png").is_file()
     for name in ["torques.png", "out/" + made[0], "out/" + made[1]]:
         with Image.open(tmp_path / name) as im:
             assert im.format == "PNG" and im.size[0] > 300

@@ -132,13 +132,14 @@ def run(suites: Sequence[str], robots: Sequence[str] | None, settings: dict[str,
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``simbench bench``: bad options, unknown robots and unwritable outputs are a
     :class:`SimbenchError` before any work."""
-    from ..outputs import parent_made, writable_file
+    from ..outputs import distinct_outputs, parent_made, writable_file
     from .dynamics import resolve_robots
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     for flag, value in (("--n", args.n), ("--rounds", args.rounds), ("--symbolic-max-dof", args.symbolic_max_dof)):
         if value is not None and value < 1:
             raise SimbenchError(f"{flag} {value}: expected a positive integer")
+    distinct_outputs(json=args.json, markdown=args.markdown)
     if args.json:
         writable_file(args.json, "--json report")
     if args.markdown:

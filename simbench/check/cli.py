@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ..errors import SimbenchError, shown_path
-from ..outputs import parent_made, writable_dir, writable_file
+from ..outputs import distinct_outputs, parent_made, writable_dir, writable_file
 from ..signals import sigterm_interrupts
 from .bullet import as_quaternion
 from .checker import check
@@ -171,6 +171,7 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
     except SimbenchError as exc:
         return _usage(str(exc))
     try:
+        distinct_outputs(json=args.json, markdown=args.markdown, plot=args.plot, folders=("plot",))
         if args.json:
             writable_file(args.json, "--json file")
         if args.markdown:
