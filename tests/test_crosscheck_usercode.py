@@ -196,6 +196,7 @@ def test_the_right_function_passes_in_the_worker_and_in_a_thread(user_dir, monke
 
 def test_usage_errors_of_dynamics_exit_2_with_one_line(user_dir, monkeypatch):
     for spec, words in [("faulty_dyn:rigth", ["has no function 'rigth'", "did you mean 'right'"]),
+                        ("faulty_dyn:zzz", ["has no function 'zzz'", "; it defines 'elbow', 'exits', "]),  # no close name
                         ("no_such_module_xyz:tau", ["no module named 'no_such_module_xyz'", "current folder"]),
                         ("faulty_dyn", ["expected module:function"])]:
         proc = simbench("check", KUKA, "--dynamics", spec, "--samples", "2", cwd=user_dir)

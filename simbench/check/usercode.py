@@ -127,7 +127,9 @@ def load_function(spec: str, search_path: Sequence[str] = ()) -> Callable[..., A
     if func is None:
         names = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
         close = difflib.get_close_matches(func_name, names, n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        own = [n for n in names if getattr(getattr(module, n), "__module__", None) == module.__name__]
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else \
+            f"; it defines {', '.join(map(repr, own[:6]))}" if own else "; it defines no function"
         raise FunctionNotFound(f"--dynamics {shown(spec)}: module {shown(mod_name)} has no function {shown(func_name)}{hint}")
     if not callable(func):
         raise FunctionNotFound(f"--dynamics {shown(spec)}: {shown(func_name)} in {shown(mod_name)} is "
@@ -189,7 +191,8 @@ def as_torques(out: Any, joint_names: Sequence[str], label: str, where: str) -> 
                                    f"as floats")
     if arr.shape != (n,):
         raise UserCodeFault(ERROR, f"{label} returned shape {arr.shape} {where}; {expected}"
-                            + (" (the right numbers in another shape: return np.ravel of them)" if arr.size == n else ""))
+                            + (f" ({n} numbers in another shape: return np.ravel(tau) if they are in joint order)"
+                               if arr.size == n else ""))
     if arr.dtype.kind in "iu":  # rounded torques would FAIL with no word on why
         raise UserCodeFault(ERROR, f"{label} returned {arr.dtype} {_short(out)} {where}, integers (torques "
                                    f"rounded or truncated?); {expected} as floats, e.g. np.asarray(tau, float) "
