@@ -235,3 +235,23 @@ def test_info_floating_gives_the_q_and_v_index_of_each_joint(tmp_path):
     fixed = simbench("info", KUKA, cwd=tmp_path).stdout.splitlines()   # a fixed base keeps its listing
     at = fixed.index("  movable joints (q order):")
     assert fixed[at + 1].split()[:2] == ["0", "lbr_iiwa_joint_1"]
+
+
+def test_a_target_given_twice_is_checked_once_with_one_line(tmp_path):
+    """``check a.urdf a.urdf`` (and the same file by two names) checked the robot twice without a
+    word (walkthrough T). Oracle: the report's robot count and the lines on stderr."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import simbench
+
+    full = Path(simbench.__file__).parent / "assets" / "urdf" / "planar_2r.urdf"
+    proc = subprocess.run([sys.executable, "-m", "simbench", "check", "simbench:planar_2r.urdf", "simbench:planar_2r.urdf",
+                           str(full), "--samples", "2", "--no-pinocchio"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 robot: 1 PASS" in proc.stdout, proc.stdout
+    assert proc.stderr.splitlines() == [
+        "simbench check: warning: simbench:planar_2r.urdf given twice; checked once",
+        f"simbench check: warning: {full} is simbench:planar_2r.urdf again (the same file and load); checked once"]

@@ -362,6 +362,22 @@ def _welded_root(target: Target, dyn: Dynamics, res: RobotResult, t0: float, **k
     return out
 
 
+def _once(targets: list[Target]) -> list[Target]:
+    """The targets with a robot given twice (the same file or scene body, the same load) kept
+    once, with one warning line: ``check a.urdf a.urdf`` checked it twice without a word."""
+    seen: dict[tuple, str] = {}
+    kept = []
+    for t in targets:
+        key = (str(t.path), t.body.name if t.body is not None else None, t.load)
+        if key in seen:
+            logger.warning("%s given twice; checked once", t.label) if seen[key] == t.label else \
+                logger.warning("%s is %s again (the same file and load); checked once", t.label, seen[key])
+            continue
+        seen[key] = t.label
+        kept.append(t)
+    return kept
+
+
 def compare(target: str | os.PathLike | Target, samples: int = 50, seed: int = 0, tol: float = 1e-8,
             dynamics: Any = None, *, base_orientation: Sequence[float] | None = None,
             inertia_from_file: bool = True, gravity: Sequence[float] = GRAVITY, pinocchio: bool = True,
@@ -417,6 +433,7 @@ def check(targets: Sequence[str | os.PathLike | Target], *, corpus: str | None =
             todo = [t if isinstance(t, Target) else
                     resolve_target(t, base_orientation=base_orientation, inertia_from_file=inertia_from_file,
                                    gravity=gravity, model=model, floating=floating) for t in targets]
+            todo = _once(todo)
             if corpus:
                 extra, skipped = corpus_targets(corpus, floating=floating)
                 todo += extra
