@@ -249,6 +249,8 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {"version": 2, "settings": dict(self.settings),
                 "summary": {**self.counts(), "compared": self.compared,
+                            "not_checked": sum(x.reason.startswith(NOT_CHECKED) for x in self.results
+                                               if x.verdict == SKIPPED),   # of SKIPPED: not reached
                             "exit_code": self.exit_code(bool(self.settings.get("strict"))),
                             "interrupted": self.interrupted,
                             "signal": (self.signal or "SIGINT") if self.interrupted else None,
