@@ -11,6 +11,7 @@ tests, as test_dynamics_autodiff: a process that has loaded jax should not fork)
 """
 from __future__ import annotations
 
+import os
 import numpy as np
 import pytest
 
@@ -160,3 +161,32 @@ def test_the_dynamics_modules_derivatives_take_damping_too(iiwa):
     want = pin.computeABADerivatives(pm, pd, q, v, a - lossy.joint_damping * v)
     Minv = np.triu(want[2]) + np.triu(want[2], 1).T
     assert np.abs(fv - (want[1] - Minv @ D)).max() < 1e-9 and np.abs(ft - Minv).max() < 1e-9
+
+
+def test_compiled_derivatives_are_kept_between_runs(tmp_path):
+    """jax compiled the derivatives again in every new process (3-14 s each run, walkthrough R):
+    simbench's autodiff turns on jax's persistent compilation cache in the user's cache folder,
+    unless the user chose one, set SIMBENCH_JAX_CACHE=0 or imported jax first. Oracle: jax's own config and the
+    files jax writes there."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"   # jax not imported before simbench's autodiff: a jax user's is left alone
+            "from simbench.model import RobotModel\n"
+            "from simbench.dynamics import inverse_dynamics_derivatives\n"
+            "m = RobotModel.from_urdf('simbench:planar_2r.urdf')\n"
+            "inverse_dynamics_derivatives(m, np.zeros(2), np.zeros(2), np.zeros(2))\n"
+            "import jax\n"
+            "print(jax.config.values.get('jax_compilation_cache_dir'))\n")
+
+    def run(**env):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **env})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip().splitlines()[-1]
+
+    folder = tmp_path / "cache" / "simbench" / "jax"
+    assert run() == str(folder) and any(folder.iterdir())       # compilations over 1 s are kept
+    assert run(SIMBENCH_JAX_CACHE="0") == "None"
+    mine = tmp_path / "mine"
+    assert run(JAX_COMPILATION_CACHE_DIR=str(mine)) == str(mine)   # the user's choice stands
