@@ -350,7 +350,7 @@ def test_a_removed_bodys_segments_leave_the_window_pictures_and_overlays(display
     out = {line.split()[0]: line.split(maxsplit=1)[1] for line in w.text().splitlines() if " " in line}
     before, after, q = json.loads(out["before"]), json.loads(out["removed"]), json.loads(out["q"])
     assert sorted(before) == ["closest", "only_box"] and len(before["closest"]) == 2
-    assert list(after) == ["closest"] and [label for label, _ in after["closest"]] == ["ball"]
+    assert list(after) == ["closest"] and [label for label, _ in after["closest"]] == ["robot - ball"]
     assert after["closest"][0][1] == pytest.approx(oracle_distance(6, "sphere_small.urdf", (0.55, -0.15, 0.95), q),
                                                    abs=1e-6)
     assert after["closest"][0][1] == before["closest"][1][1]
@@ -455,9 +455,9 @@ def ink_rows(mask):
 def test_rows_that_would_read_the_same_name_the_robot(display, tmp_path):
     """Two arms: keys 'floor' and 'wall' each drew link 7 against the ball ('ball: 0.764 m' and
     'ball: 0.646 m'), and one detector drew both link 7s against obst ('obst (lbr_iiwa_link_7)'
-    twice). Now the four rows sent to the window name body and link,
-    'ball (floor_arm/lbr_iiwa_link_7): ...', with getClosestPoints' distances (DIRECT client);
-    sim.overlays keeps the per-key labels. On the screen (idle) and in the screenshot the four
+    twice). Now the four rows sent to the window name both sides, 'floor_arm - ball: ...' (the
+    same in every key: walkthrough S), with getClosestPoints' distances (DIRECT client);
+    sim.overlays keeps the labels. On the screen (idle) and in the screenshot the four
     rows' ink widths follow those texts' lengths (px per character within 25 % of the time's)."""
     from PIL import Image
 
@@ -470,10 +470,11 @@ def test_rows_that_would_read_the_same_name_the_robot(display, tmp_path):
              for arm, q, base in (("floor_arm", q_floor, None), ("wall_arm", q_wall, WALL_BASE))
              for obj, urdf, pos in (("ball", "sphere_small.urdf", (0.55, -0.15, 0.95)),
                                     ("obst", "cube_small.urdf", (0.8, 0.5, 0.9)))}
-    want = [f"{obj} ({arm}/lbr_iiwa_link_7): {d:.3f} m" for (arm, obj), d in truth.items()]
+    # both sides named, the same in every key and whatever else is shown (walkthrough S)
+    want = [f"{arm} - {obj}: {d:.3f} m" for (arm, obj), d in truth.items()]
     assert out["sent"] == sorted(want), (out["sent"], want)
-    assert out["overlays"] == {"floor": ["ball"], "wall": ["ball"],
-                               "one": ["obst (lbr_iiwa_link_7)", "obst (lbr_iiwa_link_7)"]}
+    assert out["overlays"] == {"floor": ["floor_arm - ball"], "wall": ["wall_arm - ball"],
+                               "one": ["floor_arm - obst", "wall_arm - obst"]}
     order = [want[0], want[2], want[1], want[3]]   # floor, wall, one (floor, wall)
     idle = [img for t, img in w.grabs if w.time_of("^q") + 1.0 < t < w.time_of("^sent")]
     assert len(idle) >= 5, len(idle)

@@ -206,7 +206,9 @@ def test_an_obstacle_named_twice_in_the_legend_carries_the_robot_link():
         for link, cube in (("lbr_iiwa_link_5", "cube1"), ("lbr_iiwa_link_7", "cube1"), ("lbr_iiwa_link_7", "cube2")):
             pts = p.getClosestPoints(robot, sim.bodies[cube], 5.0, linkIndexA=links[link], physicsClientId=sim.client)
             truth[(link, cube)] = min(pt[8] for pt in pts)
-    assert [s.label for s in segs] == ["cube1 (lbr_iiwa_link_5)", "cube1 (lbr_iiwa_link_7)", "cube2"]
+    # both sides named, the links where two pairs join the same bodies (walkthrough S)
+    assert [s.label for s in segs] == ["robot/lbr_iiwa_link_5 - cube1", "robot/lbr_iiwa_link_7 - cube1",
+                                       "robot - cube2"]
     got = [s.distance for s in segs]
     np.testing.assert_allclose(got, [truth[("lbr_iiwa_link_5", "cube1")], truth[("lbr_iiwa_link_7", "cube1")],
                                      truth[("lbr_iiwa_link_7", "cube2")]], atol=1e-9)

@@ -199,5 +199,32 @@ def fov_of(proj: Sequence[float]) -> tuple[float, float]:
     return math.degrees(2 * math.atan(1 / P[1, 1])), float(P[1, 1] / P[0, 0])
 
 
+def frame_sim(sim: Any, yaw: float | None, pitch: float, reach: bool) -> dict[str, Any]:
+    """:meth:`Simulation.frame_scene <simbench.sim.Simulation.frame_scene>`'s camera (not applied)."""
+    from ..bullet.scene import SceneError
+    from ..errors import ShapeError, finite_number
+
+    yaw = None if yaw is None else finite_number(yaw, "camera yaw", " of degrees", ShapeError)
+    pitch = finite_number(pitch, "camera pitch", " of degrees", ShapeError)
+    fov, aspect = lens(None if sim.window is None else sim.window.camera())
+    try:
+        robot: int | None = sim.bodies[sim.pair.main.robot_name]
+    except SceneError:   # no robot in the scene: any side will do
+        robot = None
+    camera = frame_bodies(sim.client, sim.bodies.values(), robot, yaw=yaw, pitch=pitch, fov=fov,
+                          aspect=aspect, reach=reach)
+    return camera
+
+
+def sim_matrices(sim: Any, size: tuple[int, int]) -> tuple[list, list]:
+    """:meth:`Simulation.camera_matrices <simbench.sim.Simulation.camera_matrices>` at ``size`` (checked)."""
+    w, h = size
+    if sim.window is not None:  # the window's view and field of view, at this aspect
+        window = sim.window.camera()
+        fov = fov_of(window["proj"])[0]
+        return window["view"], list(p.computeProjectionMatrixFOV(fov, w / h, NEAR, FAR))
+    return matrices(sim.camera, (w, h))
+
+
 __all__ = ["scene_points", "frame_bodies", "in_sight", "YAWS", "body_bounds", "framing", "eye", "matrices", "project", "fov_of", "lens", "describe",
            "FOV", "HUGE"]

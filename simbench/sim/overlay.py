@@ -40,54 +40,52 @@ class Segment:
     names: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
-    def from_result(cls, result: Any) -> "Segment | None":
-        """From a :class:`~simbench.bullet.collision.ClosestPoints`; None when nothing was
-        found within the query's ``max_distance``."""
+    def from_result(cls, result: Any) -> "Segment":
+        """From a :class:`~simbench.bullet.collision.ClosestPoints`; when nothing was found
+        within the query's ``max_distance`` the ends are NaN (no line drawn) and the distance
+        is that ``max_distance`` (the legend says ``> 1 m``)."""
         a, b = np.asarray(result.point_a, dtype=float), np.asarray(result.point_b, dtype=float)
-        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-            return None
         near, far = getattr(result, "a", None), getattr(result, "b", None)
         names = (_side(far), getattr(near, "link", None) or _side(near), str(near or ""))
         return cls(tuple(a.tolist()), tuple(b.tolist()), float(result.distance), _side(far),
                    bodies=(_side(near), _side(far)), names=names)
 
     @property
+    def found(self) -> bool:
+        """The ends are known (something lay within the query's ``max_distance``)."""
+        return bool(np.all(np.isfinite(self.a)) and np.all(np.isfinite(self.b)))
+
+    @property
     def text(self) -> str:
-        """The distance as shown, to the millimetre (``0.000 m`` in contact, never ``-0.000``)."""
+        """The distance as shown, to the millimetre (``0.000 m`` in contact, never ``-0.000``);
+        ``> 1 m`` beyond the query's ``max_distance``."""
         d = self.distance
+        if not self.found:
+            return f"> {d:g} m"
         return f"{0.0 if abs(d) < 0.0005 else d:.3f} m"
 
 
 def segments_of(results: Any, labels: Sequence[str] | None = None) -> list[Segment]:
     """The segments of closest-point results (``detector.closest_points(q)``), named by
-    ``labels`` (one per result) or by each result's obstacle, with the robot's link beside an
-    obstacle named twice (``cube1 (lbr_iiwa_link_5)``, ``cube1 (lbr_iiwa_link_7)``); results with
-    nothing found within their query's distance are left out."""
+    ``labels`` (one per result) or by both sides, near side first: ``ball - table``, with the
+    links where two results join the same bodies (``left/lbr_iiwa_link_7 - ball``,
+    ``left/lbr_iiwa_link_5 - ball``). A result with nothing found within its query's distance
+    keeps its row (``left - ball: > 1 m``, no line), so that rows never jump mid-run and a
+    pair's label depends only on the detector's pairs, never on which are near."""
     from .arguments import closest_labels, closest_results
 
     items = closest_results(results)
     given = closest_labels(labels, len(items))
     names = given or _default_labels(items)
-    return [s if name is None else replace(s, label=name, names=() if given else s.names) for s, name in
-            zip(map(Segment.from_result, items), names) if s is not None]
+    return [replace(s, label=name, names=() if given else s.names)
+            for s, name in zip(map(Segment.from_result, items), names)]
 
 
 def legend_texts(segments: Sequence[Segment]) -> list[str]:
-    """The legend entries of ``segments`` shown together (every key of a window or a frame):
-    :func:`legend_text`, except that rows which would read the same get the near side's link
-    beside the obstacle, then its body too (``ball (floor_arm/lbr_iiwa_link_7)``); labels a
-    script gave are kept as given."""
-    labels = [s.label for s in segments]
-    for _ in range(2):   # link, then body/link
-        seen = [labels.count(x) for x in labels]
-        for k, (s, n) in enumerate(zip(segments, seen)):
-            if n > 1 and len(s.names) == 3:
-                obstacle, link, full = s.names
-                for label in (f"{obstacle} ({link})", f"{obstacle} ({full})"):
-                    if label not in (labels[k], obstacle) and len(label) > len(labels[k]):
-                        labels[k] = label
-                        break
-    return [f"{label}: {s.text}" if label else s.text for label, s in zip(labels, segments)]
+    """The legend entries of ``segments`` shown together (every key of a window or a frame),
+    ``left/lbr_iiwa_link_7 - ball: 0.130 m``: each row reads the same whatever else is shown
+    (it named a pair differently as rows of other keys came and went)."""
+    return [legend_text(s) for s in segments]
 
 
 def without_body(overlays: dict[str, list[Segment]], body: str, window: Any = None) -> dict[str, list[Segment]]:
@@ -110,16 +108,21 @@ def _side(obj: Any) -> str:
     return str(getattr(obj, "body", "") or obj or "")
 
 
-def _default_labels(items: Sequence[Any]) -> list[str | None]:
-    """Each result's obstacle (None: :meth:`Segment.from_result`'s), and where two results share
-    one, the other side's link (or body) beside it."""
-    obstacles = [_side(getattr(r, "b", "")) for r in items]
-    twice = {o for o in obstacles if obstacles.count(o) > 1}
-    out: list[str | None] = []
-    for r, o in zip(items, obstacles):
-        a = getattr(r, "a", None)
-        near = getattr(a, "link", None) or _side(a)
-        out.append(f"{o} ({near})" if o in twice and near else None)
+def _default_labels(items: Sequence[Any]) -> list[str]:
+    """Each result's two sides, near side first, by body (``ball - table``); where two results
+    join the same two bodies, a side that differs between them by ``body/link`` (the links the
+    pairs named: ``robot/lbr_iiwa_link_5 - cube1``, ``robot/lbr_iiwa_link_7 - cube1``)."""
+    sides = [(getattr(r, "a", ""), getattr(r, "b", "")) for r in items]
+    short = [f"{_side(a)} - {_side(b)}" for a, b in sides]
+    out = []
+    for (a, b), label in zip(sides, short):
+        group = [s for s, x in zip(sides, short) if x == label]
+        if len(group) == 1:
+            out.append(label)
+            continue
+        a_text = str(a) if len({str(s[0]) for s in group}) > 1 else _side(a)
+        b_text = str(b) if len({str(s[1]) for s in group}) > 1 else _side(b)
+        out.append(f"{a_text} - {b_text}")
     return out
 
 
@@ -147,7 +150,7 @@ def _font(size: int) -> Any:
 
 
 def legend_text(seg: Segment) -> str:
-    """A legend entry: the obstacle's name and the distance, ``cube1: 0.833 m``."""
+    """A legend entry: the pair and the distance, ``robot - cube1: 0.833 m``."""
     return f"{seg.label}: {seg.text}" if seg.label else seg.text
 
 

@@ -325,5 +325,20 @@ def check_size(size: Any) -> tuple[int, int]:
     return w, h
 
 
+def release(recordings: list["Recording"], pair: Any, gone: list[str]) -> None:
+    """Finalizer of a :class:`Simulation` (holds its recordings, pair and closed flag ``gone``,
+    not the simulation)."""
+    try:   # the recordings first: at exit, a frame still due is taken from the open servers
+        for rec in list(recordings):
+            try:
+                rec.stop()
+            except Exception:  # noqa: BLE001 - still close the servers
+                pass
+    finally:
+        if not gone:  # close() says "closed" first
+            gone.append("garbage-collected (keep a reference to it while you use it)")
+        pair.close()
+
+
 __all__ = ["Recording", "GifWriter", "Mp4Writer", "open_writer", "ffmpeg_executable",
            "SUPPORTED_RECORDING_FORMATS", "check_size", "check_format", "check_mp4"]

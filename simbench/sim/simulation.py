@@ -27,7 +27,7 @@ from .arguments import camera_target, duration, step_count
 from .contacts import Contact, RayBatch, RayHit, contacts, ray_test, ray_test_batch
 from .overlay import Segment, annotate as annotate_image, segments_of, without_body
 from .poses import base_link_pose, set_base_pose
-from .recording import Recording, check_size
+from .recording import Recording, check_size, release as _release
 from .robot import Robot
 from .window import OVERLAY_HZ, REDRAW_HZ, Window, check_render
 
@@ -47,21 +47,6 @@ class SimulationDone(BaseException):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-def _release(recordings: list[Recording], pair: ServerPair, gone: list[str]) -> None:
-    """Finalizer of a :class:`Simulation` (holds its recordings, pair and closed flag ``gone``,
-    not the simulation)."""
-    try:   # the recordings first: at exit, a frame still due is taken from the open servers
-        for rec in list(recordings):
-            try:
-                rec.stop()
-            except Exception:  # noqa: BLE001 - still close the servers
-                pass
-    finally:
-        if not gone:  # close() says "closed" first
-            gone.append("garbage-collected (keep a reference to it while you use it)")
-        pair.close()
 
 
 class Simulation:
@@ -109,6 +94,7 @@ class Simulation:
         self._recordings: list[Recording] = []
         self._callbacks: list[Callable[["Simulation"], None]] = []
         self._robot: Robot | None = None
+        self._robot_removed = ""   # the scene's robot, once removed: sim.robot refuses
         self._handles: dict[str, Robot] = {}
         self._overlays: dict[str, list[Segment]] = {}
         self._wall0: float | None = None
@@ -173,6 +159,9 @@ class Simulation:
         """The scene's robot (its ``robot`` key, else a body named "robot", else the first body
         with movable joints)."""
         if self._robot is None:
+            if self._robot_removed:   # never another arm in its place: a script would drive it
+                raise SimbenchError(f"the scene's robot {self._robot_removed!r} was removed (sim.remove_body); "
+                                    "drive another body with sim.handle(NAME)")
             self._robot = self.handle(self.pair.main.robot_name)
         return self._robot
 
@@ -207,15 +196,28 @@ class Simulation:
         and the closest-point segments joining it from the window and pictures; see
         :meth:`ServerPair.remove_body <simbench.bullet.servers.ServerPair.remove_body>`."""
         self._check_open()
+        try:
+            robot = self._robot_removed or self.pair.main.robot_name
+        except SceneError:
+            robot = None
         self.pair.remove_body(name)
+        if name == robot:
+            self._robot_removed = name
         self._overlays = without_body(self._overlays, name, self.window)
         self._handles.pop(name, None)
         if self._robot is not None and self._robot.name == name:
             self._robot = None
 
-    def _changed(self, stepped: bool = False) -> None:
-        """Tell the collision server's sync that the main world changed (``stepped``: a step)."""
-        self.pair.mark_changed(stepped)
+    def _changed(self, stepped: bool = False, bases: Sequence[int] = ()) -> None:
+        """Tell the collision server's sync that the main world changed: a step (``stepped``),
+        joints written, or the base poses of the body ids ``bases`` (fixed bases not named
+        are not read again: each read is a GUI-server call, see :mod:`simbench.bullet.sync`)."""
+        ws = self.pair.__dict__.get("_world_sync_state")
+        if ws is None:
+            self.pair.mark_changed(stepped)
+            return
+        with ws.narrowed(bases):
+            self.pair.mark_changed(stepped)
 
     def reset(self, q: Any = None, qd: Any = None) -> None:
         """Reset the robot's joints (see :meth:`Robot.reset`); ``t`` is not changed."""
@@ -227,7 +229,7 @@ class Simulation:
         a rotation matrix (3, 3) or roll, pitch, yaw in rad), world-frame velocities (of the COM)."""
         bid = lookup(self.bodies, body, "body", "the simulation")
         set_base_pose(self.client, bid, position, orientation, linear_velocity, angular_velocity)
-        self._changed()
+        self._changed(bases=(bid,))
 
     def base_pose(self, body: str) -> tuple[np.ndarray, np.ndarray]:
         """World position (3,) and quaternion (x, y, z, w) of a body's base *link frame* (PyBullet's
@@ -239,13 +241,18 @@ class Simulation:
         """A collision detector for ``pairs`` of named objects on the collision server, synced
         with this simulation before each query (queries never move the main simulation);
         ``kwargs`` as for :class:`~simbench.bullet.collision.CollisionDetector` (``robot``
-        defaults to the scene's robot, none in a scene without movable joints). Once the
-        simulation is closed its queries refuse in one line."""
+        defaults to the scene's robot, none in a scene without movable joints or once the
+        scene's robot was removed). Once the simulation is closed its queries refuse in one line."""
         self._check_open()
+        if self._robot_removed and "robot" not in kwargs:
+            kwargs["robot"] = ()
         return self.pair.detector(pairs, **kwargs)
 
     def contacts(self, a: Any = None, b: Any = None) -> list[Contact]:
-        """Contact points of the world as it is now, by name (see :mod:`simbench.sim.contacts`)."""
+        """Contact points of the world as it is now, by name (see :mod:`simbench.sim.contacts`):
+        PyBullet's contact manifold of the last step (computed again after a teleport). Two
+        fixed bodies never get contact points (PyBullet skips pairs of static bodies, overlapping
+        or not): use ``sim.detector`` for their distance."""
         return contacts(self, a, b)
 
     def ray_test(self, start: Any, end: Any) -> RayHit:
@@ -259,8 +266,9 @@ class Simulation:
     def draw_closest_points(self, results: Sequence[Any], key: str = "closest",
                             labels: Sequence[str] | None = None) -> list[Segment]:
         """Show closest-point results (``detector.closest_points(q)``) under ``key``, in the GUI
-        (lines coloured by clearance, a legend: ``labels``, one per result, or each obstacle's
-        name, the link beside one named twice) and in frames and screenshots; ``key`` replaces them."""
+        (lines coloured by clearance, a legend: ``labels``, one per result, or both sides of each
+        pair, ``ball - table``, with the links where two pairs join the same bodies; a pair beyond
+        its query's distance reads ``> 1 m``) and in frames and screenshots; ``key`` replaces them."""
         segments = segments_of(results, labels)
         self._overlays[key] = segments
         if self.window is not None:
@@ -380,15 +388,7 @@ class Simulation:
         set as ``sim.camera`` and the window's view when ``apply``; returns it. ``reach=False``:
         the bodies as they are, not the space their joints sweep. Without ``yaw``, the first of
         225, 135, 315, 45 degrees with the robot in sight (:func:`~simbench.sim.camera.frame_bodies`)."""
-        yaw = None if yaw is None else finite_number(yaw, "camera yaw", " of degrees", ShapeError)
-        pitch = finite_number(pitch, "camera pitch", " of degrees", ShapeError)
-        fov, aspect = cam.lens(None if self.window is None else self.window.camera())
-        try:
-            robot: int | None = self.bodies[self.pair.main.robot_name]
-        except SceneError:   # no robot in the scene: any side will do
-            robot = None
-        camera = cam.frame_bodies(self.client, self.bodies.values(), robot, yaw=yaw, pitch=pitch, fov=fov,
-                                  aspect=aspect, reach=reach)
+        camera = cam.frame_sim(self, yaw, pitch, reach)
         if apply:
             self.camera = camera
             if self.window is not None:
@@ -411,12 +411,7 @@ class Simulation:
     def camera_matrices(self, size: tuple[int, int] = (640, 480)) -> tuple[list, list]:
         """View and projection matrices (PyBullet's flat lists) of :meth:`frame` at ``size``:
         the window's camera in the GUI (as the user left it), ``sim.camera`` headless."""
-        w, h = check_size(size)
-        if self.window is not None:  # the window's view and field of view, at this aspect
-            window = self.window.camera()
-            fov = cam.fov_of(window["proj"])[0]
-            return window["view"], list(p.computeProjectionMatrixFOV(fov, w / h, cam.NEAR, cam.FAR))
-        return cam.matrices(self.camera, (w, h))
+        return cam.sim_matrices(self, check_size(size))
 
     def frame(self, size: tuple[int, int] = (640, 480), annotate: bool = False,
               lines: Sequence[Any] = (), show_time: bool = True) -> np.ndarray:

@@ -17,7 +17,10 @@ machine while other test suites ran (load average 4-7), so only same-round compa
   pixels and the debug lines never appeared. Here it is redrawn by setting the option again
   every ``1 / redraw_hz`` s of wall time, which costs a whole frame each time (18 ms without
   shadows, 43 ms with them); every other PyBullet call is then a quick round trip (a step
-  ~0.02 ms, a debug text ~0.01 ms). The window is still while the script does not step.
+  ~0.02 ms, a debug text ~0.01 ms). While the script does not step (it computes or sleeps)
+  the idle thread redraws it, so that it follows the mouse (left alone it answered no drag),
+  at most ``redraw_hz`` times a second and at most a quarter of the time (:data:`DRAW_SHARE`;
+  a redraw holds the GIL: under Xvfb on a loaded machine one took 140 ms, so about 2 a second).
 * ``"continuous"`` (the default) is PyBullet's own render loop: the window redraws by itself,
   also while the script computes between steps, and answers the mouse. A call that touches the
   GUI thread waits for the frame being drawn (replacing a debug text 13 ms without shadows,
@@ -31,8 +34,11 @@ readout) in 50-78 % of the intervals with ``continuous`` and 23-47 % with ``sync
 roughly halved that scenario's throughput (15-30 ms per step with them, 5-15 ms without, same
 run). Hence the defaults: continuous rendering, shadows off (``shadows=True`` turns them on),
 lines pushed to the window at most ``overlay_hz`` times per wall-clock second and texts at most
-:data:`TEXT_HZ` times, a text replaced only when its string or place changed, so that drawing
-never dominates a run.
+:data:`TEXT_HZ` times, a text replaced only when its string or place changed, a line only when
+its ends (to 0.1 mm) or colour changed, and a push not before :data:`DRAW_SHARE` times the
+last push's duration has passed, so that drawing never dominates a run: on a loaded machine a
+debug line took 55 ms and a text 90-110 ms (each waits for a frame), and a pick-and-place cell
+drawing 4 segments every 4 steps spent half its wall time drawing at 10 pushes a second.
 
 What a script shows is never left behind when it stops stepping: the last steps' time and a
 drawing made just after a push would otherwise wait for the next step, which a script that
@@ -70,6 +76,7 @@ p = import_pybullet()
 RENDER_MODES = ("continuous", "sync")
 REDRAW_HZ = 15.0    # forced redraws per wall-clock second in "sync" mode
 OVERLAY_HZ = 10.0   # line updates per wall-clock second
+DRAW_SHARE = 4.0    # a push waits this many times as long as the last one took: drawing <= 1/4 of a run
 TEXT_HZ = 3.0       # text updates (distance labels, time) per wall-clock second
 TEXT_SIZE = 1.1     # PyBullet's textSize of the legend's entries
 TIME_SIZE = 1.1     # and of the time readout (0.9 drew "=" as a dash)
@@ -127,7 +134,9 @@ class Window:
         self._t = 0.0
         self._shown = False  # rendering turned on at the first set_camera (ServerPair(hidden=True))
         self._last_overlay = self._last_text = -math.inf
-        self._last_redraw = time.perf_counter()
+        self._push_cost = 0.0  # wall seconds the last push took
+        self._line_shown: dict[int, tuple] = {}  # what each segment or leader line shows (rounded)
+        self._last_redraw, self._redraw_cost = time.perf_counter(), 0.0
         p.configureDebugVisualizer(p.COV_ENABLE_SHADOWS, int(bool(shadows)), physicsClientId=client)
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=client)
@@ -149,7 +158,16 @@ class Window:
                 if window._closed or window._gone:
                     return
                 now = time.perf_counter()
-                if now - window._last_tick >= 1.0 / TEXT_HZ:
+                if window.render == "sync" and now - window._last_tick >= 1.0 / window.redraw_hz and \
+                        now - window._last_redraw >= max(1.0 / window.redraw_hz, DRAW_SHARE * window._redraw_cost):
+                    try:   # the window follows the mouse while the script computes, at most 1/4 of the time
+                        window.redraw()
+                    except p.error:
+                        return
+                # no step for 1 / TEXT_HZ s (a push blocks the steps: counted from its end), and
+                # the drawing budget of a step's push (DRAW_SHARE) holds here too
+                if now - max(window._last_tick, window._last_overlay + window._push_cost) >= 1.0 / TEXT_HZ and \
+                        now - window._last_overlay >= DRAW_SHARE * window._push_cost:
                     look = now - max(window._last_look, window._last_text) >= 1.0 / TEXT_HZ
                     try:
                         if window.behind() or (look and window.moved()):
@@ -252,9 +270,11 @@ class Window:
         shown_t = t if force or t == self._t else self._t
         self._t = t
         now = time.perf_counter()
-        if force or now - self._last_overlay >= 1.0 / self.overlay_hz:
+        # at most overlay_hz pushes a second, and never more than 1 / DRAW_SHARE of the wall
+        # time: a push waits DRAW_SHARE times as long as the last one took
+        if force or now - self._last_overlay >= max(1.0 / self.overlay_hz, DRAW_SHARE * self._push_cost):
             self._last_overlay = now
-            texts = force or now - self._last_text >= 1.0 / TEXT_HZ
+            texts = force or now - self._last_text >= max(1.0 / TEXT_HZ, DRAW_SHARE * self._push_cost)
             if texts:
                 self._last_text = now
                 if self._pending or self._drawn or self.show_time:
@@ -276,6 +296,7 @@ class Window:
                     del self._pending[key]
             if self.show_time and texts:  # with every row drawn by then
                 self._push_time(shown_t)
+            self._push_cost = time.perf_counter() - now
         if self.render == "sync" and (force or now - self._last_redraw >= 1.0 / self.redraw_hz):
             self.redraw()
 
@@ -284,6 +305,13 @@ class Window:
         self._last_redraw = time.perf_counter()
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=self.client)
+            self._redraw_cost = time.perf_counter() - self._last_redraw
+
+    def mouse_note(self) -> str:
+        """How the window answers the mouse, for a start line."""
+        if self.render == "sync":
+            return "drag with the mouse to move it; between steps it redraws a few times a second"
+        return "drag with the mouse to move it"
 
     def _rows(self) -> dict[str, int]:
         """The legend row of each key's first entry (row 0 holds the time), keys in the order
@@ -325,13 +353,9 @@ class Window:
         the segment's colour, the obstacle's name and distance, a leader line to the segment."""
         old = self._lines.get(key, [])
         for item in old[len(segments):]:
-            p.removeUserDebugItem(item, physicsClientId=self.client)
-        new_lines = []
-        for k, seg in enumerate(segments):
-            replace = {"replaceItemUniqueId": old[k]} if k < len(old) else {}
-            new_lines.append(p.addUserDebugLine(seg.a, seg.b, clearance_rgb(seg.distance), lineWidth=3.0,
-                                                physicsClientId=self.client, **replace))
-        self._lines[key] = new_lines
+            self._remove(item)
+        self._lines[key] = [self._line(old[k] if k < len(old) else -1, seg.a, seg.b, clearance_rgb(seg.distance), 3.0)
+                            for k, seg in enumerate(segments)]
         if not texts_too and key in self._texts:  # the legend stays; its leaders follow the segments
             self._leaders(key, segments)
             return
@@ -339,9 +363,9 @@ class Window:
         x = self.visible(cam["size"])[0] + LEGEND_LEFT
         texts, swatches = self._texts.get(key, []), self._swatches.get(key, [])
         for item, _ in texts[len(segments):]:
-            p.removeUserDebugItem(item, physicsClientId=self.client)
+            self._remove(item)
         for item, _ in swatches[len(segments):]:
-            p.removeUserDebugItem(item, physicsClientId=self.client)
+            self._remove(item)
         new_texts, new_swatches = [], []
         for k, seg in enumerate(segments):
             y = self._row_y(row + k)
@@ -373,7 +397,7 @@ class Window:
         segment's midpoint."""
         old, new = self._leader_items.get(key, []), []
         for item in old[len(segments):]:
-            p.removeUserDebugItem(item, physicsClientId=self.client)
+            self._remove(item)
         cam = self._cam if self._cam is not None else self.camera()
         texts = self._texts.get(key, [])
         # every leader starts right of the widest entry: from one column, not each text's end
@@ -384,10 +408,31 @@ class Window:
             y = self._row_y(self._first[key] + k) - TEXT_MID * TEXT_SIZE
             start = self._at(x, y)
             mid = (np.asarray(seg.a, dtype=float) + np.asarray(seg.b, dtype=float)) / 2
-            replace = {"replaceItemUniqueId": old[k]} if k < len(old) else {}
-            new.append(p.addUserDebugLine(start.tolist(), mid.tolist(), LEADER_RGB, lineWidth=1.0,
-                                          physicsClientId=self.client, **replace))
+            new.append(self._line(old[k] if k < len(old) else -1, start.tolist(), mid.tolist(), LEADER_RGB, 1.0))
         self._leader_items[key] = new
+
+    def _remove(self, item: int) -> None:
+        if item < 0:
+            return
+        self._line_shown.pop(item, None)
+        p.removeUserDebugItem(item, physicsClientId=self.client)
+
+    def _line(self, item: int, a: Sequence[float], b: Sequence[float], rgb: Sequence[float], width: float) -> int:
+        """Debug line ``item`` (-1: a new one) from ``a`` to ``b``; not sent again when it shows
+        that already (endpoints to 0.1 mm, a colour step of 1/255): each call waits for a frame.
+        No line (-1) for NaN ends: a pair with nothing within its query's distance."""
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            self._remove(item)
+            return -1
+        shown_now = (tuple(np.round(np.asarray([*a, *b], dtype=float), 4).tolist()),
+                     tuple(round(255 * c) for c in rgb), width)
+        if item >= 0 and self._line_shown.get(item) == shown_now:
+            return item
+        replace = {"replaceItemUniqueId": item} if item >= 0 else {}
+        new = p.addUserDebugLine(list(a), list(b), list(rgb), lineWidth=width, physicsClientId=self.client, **replace)
+        self._line_shown.pop(item, None)
+        self._line_shown[new] = shown_now
+        return new
 
     def _push_time(self, t: float) -> None:
         text = time_text(t)
@@ -411,7 +456,7 @@ class Window:
             items = self._lines.pop(k, []) + self._leader_items.pop(k, [])
             items += [item for item, _ in self._texts.pop(k, []) + self._swatches.pop(k, [])]
             for item in items:
-                p.removeUserDebugItem(item, physicsClientId=self.client)
+                self._remove(item)
             self._pending.pop(k, None)
             self._drawn.pop(k, None)
             self._first.pop(k, None)
