@@ -6,7 +6,8 @@ at real-time pace); at every waypoint the collision server answers how far
 ``lbr_iiwa_link_7`` is from the ground and each cube, without touching the main server. The
 closest-point segments are drawn in the window (coloured by clearance, labelled with their
 distance, next to the simulated time); headless, ``OUT/demo.png`` shows the last waypoint
-with the same segments, the waypoint's number and the distances drawn in.
+with the same segments, the waypoint's number and the distances drawn in (the last waypoint
+reached when the demo is interrupted: ``simbench demo: interrupted``, exit status 130).
 
 The library part (:func:`waypoints`) yields rows; the command (:func:`run_cli`) prints them.
 """
@@ -111,37 +112,42 @@ def run_demo(gui: bool | None = None, out: Path = Path("out"), steps: int = len(
 
     out = writable_dir(out, "--out folder")  # before any work; made when demo.png is written
     sim = Simulation(None, gui=gui, real_time=gui is not False, render=render)
-    restore = stop_on_signals(sim.request_stop, sys.stderr, "simbench demo", lambda: sim.recordings)
+    # the handler stops quietly: one line below, the same as a Ctrl-C at any other moment
+    restore = stop_on_signals(sim.request_stop, None, "simbench demo", lambda: sim.recordings)
+    last, stopped = None, ""
     try:
         sim.real_time = sim.gui
         mode = "GUI" if sim.gui else "DIRECT (headless)"
         print(f"simbench demo: main server {mode}, collision server DIRECT; bodies {sim.bodies}")
-        print(describe(sim.camera) + (" (drag with the mouse to move it)" if sim.gui else ""))
+        print(describe(sim.camera) + (f" ({sim.window.mouse_note()})" if sim.gui else ""))
         print(f"distance from {LINK[0]}:{LINK[1]} to each obstacle [m], queried on the collision server:")
         print(f"{'waypoint':>8s}  " + "  ".join(f"{n:>8s}" for n in OBSTACLES) + "  colliding", flush=True)
-        last = None
         for row in waypoints(sim, steps, settle_steps):
+            last = row   # before its line: a Ctrl-C after the line keeps its picture
             print(f"{row.index:8d}  " + "  ".join(f"{d:8.4f}" for d in row.distances)
                   + f"  {', '.join(row.colliding) or '-'}", flush=True)
-            last = row
-        if not sim.gui and last is not None:
-            path = out / "demo.png"
-            sim.screenshot(path, (640, 480), lines=_legend(last))
-            print(f"wrote {path}")
         if sim.gui and hold > 0:
             sim.duration = None
             sim.advance(hold)
     except SimulationDone as done:
-        print(f"simbench demo: stopped ({done.reason})", file=sys.stderr)
+        stopped = done.reason
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        stopped = "interrupted"
     except Terminated:
-        return EXIT_TERMINATED
+        stopped = "terminated"
+    try:   # signals are ignored from here (the handler's clean-up) or still ours: finish what was done
+        if not sim.gui and last is not None and not sim.closed:
+            path = out / "demo.png"   # the last waypoint reached, also when interrupted
+            sim.screenshot(path, (640, 480), lines=_legend(last))
+            print(f"wrote {path}", flush=True)
     finally:
         sim.close()
         restore()
         sys.stdout.flush()
-    return 0
+    if stopped:
+        said = {"interrupted": "interrupted", "terminated": "terminated (SIGTERM)"}.get(stopped, f"stopped ({stopped})")
+        print(f"simbench demo: {said}", file=sys.stderr, flush=True)
+    return {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED}.get(stopped, 0)
 
 
 def _legend(row: Row) -> list:

@@ -102,7 +102,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="seed of sim.rng")
     parser.add_argument("--screenshot", metavar="PNG", help="save the last view as a PNG at the end")
     parser.add_argument("--out", metavar="DIR", default="out", help="folder for the script's plots (out)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="warnings and errors only (as simbench -q run): no start or progress lines, no "
+                             "summary unless the run was stopped or failed")
 
 
 def add_window_arguments(parser: argparse.ArgumentParser,
@@ -127,6 +129,13 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def _quiet(args: argparse.Namespace) -> bool:
+    """``run -q`` or ``simbench -q run``: warnings and errors only."""
+    from . import log
+
+    return bool(args.quiet) or getattr(args, "log_verbosity", log.NORMAL) == log.QUIET
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """Entry point of ``simbench run``; returns the exit status (130 after Ctrl-C, 143 after
     SIGTERM)."""
@@ -137,7 +146,7 @@ def run_cli(args: argparse.Namespace) -> int:
         result = run_script(args.script, gui=args.gui, duration=args.duration, record=args.record,
                             fps=args.fps, size=args.size, scene=args.scene, dt=args.dt,
                             real_time=args.real_time, seed=args.seed, screenshot=args.screenshot,
-                            out_dir=args.out, progress=not args.quiet, render=args.render)
+                            out_dir=args.out, progress=not _quiet(args), render=args.render, quiet=_quiet(args))
     except Terminated:  # before the handlers were installed or after they were restored
         print("simbench run: terminated (SIGTERM)", file=sys.stderr)
         return EXIT_TERMINATED
@@ -214,10 +223,13 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
                size: tuple[int, int] = (640, 480), scene: Any = None, dt: float | None = None,
                real_time: bool | None = None, seed: int | None = None,
                screenshot: str | os.PathLike | None = None, out_dir: str | os.PathLike = "out",
-               progress: bool = True, stream: IO[str] | None = None, render: str = "continuous") -> RunResult:
+               progress: bool = True, stream: IO[str] | None = None, render: str = "continuous",
+               quiet: bool = False) -> RunResult:
     """Run ``script``'s ``main(sim)``; see the module docstring. Script errors are printed
     with their traceback (``reason="error"``); setup errors (including unwritable output
-    paths, checked first) raise :class:`SimbenchError`."""
+    paths, checked first) raise :class:`SimbenchError`. ``progress=False``: no start or progress
+    lines; ``quiet`` (``-q``): no summary line either when the run ended as planned (finished,
+    its duration reached; a stop or a failure is still said)."""
     from .outputs import png_file, writable_file
     from .sim import Simulation, SimulationDone
     from .sim.camera import describe
@@ -273,9 +285,9 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         sim.out_dir = Path(out_dir)
         if namespace.get("CAMERA"):
             sim.set_camera(**namespace["CAMERA"])
-        if sim.gui:
+        if sim.gui and not quiet:
             print(f"simbench run: GUI window ({sim.window.render} rendering); {describe(sim.camera)} "
-                  "(drag with the mouse to move it)", file=stream, flush=True)
+                  f"({sim.window.mouse_note()})", file=stream, flush=True)
         if record is not None:
             rec = sim.record(record, fps=fps, size=size)
             result.recording = rec.path
@@ -316,7 +328,10 @@ def run_script(script: str | os.PathLike, *, gui: bool | None = None, duration: 
         finally:
             restore()
     result.wall = time.perf_counter() - wall0
-    _report(result, stream)
+    if not quiet or result.reason not in ("finished", "duration"):   # quiet: only a stop or failure is said
+        _report(result, stream)
+    elif isinstance(result.value, Mapping) and result.value:   # the script's own output
+        _results(result.value)
     return result
 
 
@@ -368,8 +383,9 @@ def stop_on_signals(request_stop: Any, stream: IO[str] | None, prefix: str, reco
         if stream is not None:
             n = len(recordings()) if recordings is not None else 0
             finishing = f"finishing {'the recording' if n == 1 else f'{n} recordings'}, " if n else ""
-            print(f"\n{prefix}: {signal.Signals(signum).name}: stopping ({finishing}closing the servers)",
-                  file=stream, flush=True)
+            tty = getattr(stream, "isatty", lambda: False)()   # a new line after the terminal's ^C only
+            print(f"{chr(10) if tty else ''}{prefix}: {signal.Signals(signum).name}: stopping ({finishing}closing "
+                  "the servers)", file=stream, flush=True)
         _ignore_signals()  # the clean-up that follows must not be cut short
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
@@ -397,15 +413,20 @@ def _report(result: RunResult, stream: IO[str]) -> None:
     lines = [f"simbench run: {result.script.name} {how} at t = {result.t:.3f} s ({result.steps} steps, "
              f"{result.wall:.1f} s wall, {'GUI' if result.gui else 'headless'}); servers closed"]
     if result.recording is not None:
-        lines.append(f"simbench run: recording {result.recording} ({result.frames} frames)")
+        lines.append(f"simbench run: recording {result.recording} ({result.frames} "
+                     f"frame{'' if result.frames == 1 else 's'})")
     if result.screenshot is not None:
         lines.append(f"simbench run: screenshot {result.screenshot}")
     print("\n".join(lines), file=stream, flush=True)
     if isinstance(result.value, Mapping) and result.value:
-        print("results:")
-        for key, val in result.value.items():
-            print(f"  {key}: {_fmt(val)}")
-        sys.stdout.flush()
+        _results(result.value)
+
+
+def _results(value: Mapping) -> None:
+    print("results:")
+    for key, val in value.items():
+        print(f"  {key}: {_fmt(val)}")
+    sys.stdout.flush()
 
 
 def _fmt(value: Any) -> str:
