@@ -19,6 +19,7 @@ import logging
 import multiprocessing as mp
 import os
 import signal
+import sys
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -32,6 +33,36 @@ logger = logging.getLogger(__name__)
 
 DEPTH = 2          # chunks in flight per worker
 MAX_ATTEMPTS = 3   # a chunk whose worker died this often fails the sweep
+MAX_EARLY_DEATHS = 3   # more workers than this dying in a row before their first chunk fail the sweep
+WORKER_NAME = "simbench-sweep-worker"
+#: the exit status of a spawned worker whose import of the user's script called sweep again
+GUARD_EXIT = 3
+GUARD_LINE = ("simbench.sweep was called while a worker process imported your script{script}: put the call under "
+              "if __name__ == '__main__': (workers are spawned, and each imports the script that started them)")
+
+
+def _script() -> str:
+    main = sys.modules.get("__mp_main__") or sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return f" ({os.path.basename(path)})" if path else ""
+
+
+def refuse_in_worker_import() -> None:
+    """A sweep started while a spawned process imports the script that started it (a script
+    calling ``simbench.sweep`` without the ``if __name__ == "__main__":`` guard): one line, and
+    the process ends. A sweep worker ends with :data:`GUARD_EXIT`, silently: its driver says
+    the line once."""
+    current = mp.current_process()
+    if not getattr(current, "_inheriting", False):   # set by multiprocessing while a spawned child imports __main__
+        return
+    line = GUARD_LINE.format(script=_script())
+    if not current.name.startswith(WORKER_NAME):
+        try:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+    raise SystemExit(GUARD_EXIT)
 
 
 def _worker_main(conn: Any, spec: JobSpec, inherited: tuple[int, ...]) -> None:
@@ -70,12 +101,13 @@ class _Worker:
         if ctx.get_start_method() == "fork":  # the child must not hold the driver's ends (its own included)
             inherited = (self.conn.fileno(), *(w.conn.fileno() for w in others if not w.conn.closed))
         self.proc = ctx.Process(target=_worker_main, args=(child, spec, inherited), daemon=True,
-                                name=f"simbench-sweep-worker-{number}")
+                                name=f"{WORKER_NAME}-{number}")
         self.proc.start()
         child.close()
         self.inflight: deque[Chunk] = deque()
         self.number = number
         self.ready = False  # its runner is built
+        self.done = 0       # chunks it computed
 
     @property
     def name(self) -> str:
@@ -158,7 +190,7 @@ class _Pool:
     def run(self, todo: list[Chunk], deliver: Callable[[ChunkData], None]) -> dict[str, Any]:
         queue = deque(todo)
         attempts: dict[int, int] = {}
-        replaced = 0
+        replaced = early = 0   # early: workers dead in a row before their first chunk
         try:
             while queue or any(w.inflight for w in self.workers):
                 for w in self.workers:
@@ -171,7 +203,15 @@ class _Pool:
                     try:
                         tag, index, payload = conn.recv()
                     except (EOFError, OSError):  # the worker died: its chunks go back to the queue
-                        code = w.proc.join(timeout=1.0) or w.proc.exitcode
+                        w.proc.join(timeout=1.0)
+                        code = w.proc.exitcode
+                        if code == GUARD_EXIT and not w.ready:
+                            raise SweepError(GUARD_LINE.format(script=_script()))
+                        early = early + 1 if not w.done else 0
+                        if early > MAX_EARLY_DEATHS:
+                            raise SweepError(f"{early} sweep workers in a row died before computing a chunk (last: "
+                                             f"{w.name}, exit code {code}); expected a worker to load the job and "
+                                             "compute: run with --workers 1 to see the error in this process")
                         for chunk in reversed(w.inflight):
                             attempts[chunk.index] = attempts.get(chunk.index, 0) + 1
                             if attempts[chunk.index] >= MAX_ATTEMPTS:
@@ -191,6 +231,7 @@ class _Pool:
                         if not w.inflight or w.inflight[0].index != index:
                             raise SweepError(f"{w.name} answered chunk {index} out of order")  # cannot happen
                         w.inflight.popleft()
+                        w.done += 1
                         deliver(payload)
                     else:
                         where = "while loading" if index < 0 else f"on chunk {index}"
@@ -202,4 +243,4 @@ class _Pool:
         return {"replaced": replaced}
 
 
-__all__ = ["run_local", "DEPTH", "MAX_ATTEMPTS"]
+__all__ = ["run_local", "refuse_in_worker_import", "DEPTH", "MAX_ATTEMPTS", "MAX_EARLY_DEATHS"]

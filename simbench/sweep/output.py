@@ -19,6 +19,7 @@ ends, so a driver killed outright may redo up to that much finished work (never 
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import logging
@@ -187,21 +188,20 @@ class SweepFolder:
     """The output folder of one sweep, opened for writing (see the module docstring)."""
 
     def __init__(self, out: str | os.PathLike, spec: JobSpec, *, engine: str, workers: int):
-        self.spec = spec
-        self.dir = folder_made(writable_dir(out, "sweep output folder (--out)"))
-        self.chunks = spec.chunks()
-        self._lock_file = self._lock()
+        self.spec, wanted = spec, writable_dir(out, "sweep output folder (--out)")
+        self.made = [p for p in (wanted, *wanted.parents) if not p.exists()]   # deepest first
+        self.dir, self.chunks, self.fresh, self._lock_file = folder_made(wanted), spec.chunks(), False, None
         try:
+            self._lock_file = self._lock()
             for stale in self.dir.glob(".*.tmp[0-9]*"):   # left by a run that could not finish a
                 stale.unlink(missing_ok=True)             # write (disk full, killed): we hold the lock
             self.manifest = self._load_or_create()
             self.todo, self.redone = self._verify()
         except BaseException:
             self._unlock()
+            self._remove_made()
             raise
-        self.written = 0
-        self._dirty = True
-        self._last_flush = 0.0
+        self.written, self._dirty, self._last_flush = 0, True, 0.0
         self.run_record = {"engine": engine, "workers": workers, "started": _now(), "skipped": len(self.chunks) - len(self.todo),
                            "redone": self.redone, "computed": 0, "status": "running"}
         self.manifest["runs"].append(self.run_record)
@@ -255,6 +255,7 @@ class SweepFolder:
         for leftover in self.dir.glob(".chunk-*"):
             leftover.unlink(missing_ok=True)  # temporary files of an interrupted run
         if not path.exists():
+            self.fresh = True
             foreign = sorted(p.name for p in self.dir.iterdir() if not p.name.startswith(("_", ".")))
             if foreign:
                 raise SimbenchError(f"sweep output folder {shown_path(str(self.dir))} is not empty and holds no sweep "
@@ -372,6 +373,18 @@ class SweepFolder:
             self.flush(force=True)
         finally:
             self._unlock()
+
+    def discard(self) -> None:
+        """After :meth:`close` of a run refused with a usage error: its new manifest and the folders
+        it made go again if no chunk was written (the fixed command starts afresh)."""
+        if self.fresh and not self.written and not self.manifest["chunks"]:
+            (self.dir / MANIFEST).unlink(missing_ok=True)
+            self._remove_made()
+
+    def _remove_made(self) -> None:
+        for folder in self.made:   # deepest first; one holding anything stays
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 # ---------------------------------------------------------------------- reading

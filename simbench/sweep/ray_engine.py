@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +93,8 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
         probe(address)
     kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     said: list[str] = []   # what Ray wrote on stderr while joining
+    main = threading.current_thread() is threading.main_thread()
+    on_term = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address is None:   # our own private instance: Ray's note that it made a token for
             # it ("Token authentication is enabled for this Ray cluster ...", every run) is not
@@ -107,6 +111,9 @@ def start(ray: Any, address: str | None, workers: int | None) -> bool:
                 ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise SimbenchError(_refusal(address, exc, "".join(said))) from None
+    finally:
+        if callable(on_term):   # ray.init's handler (sys.exit, and a C++ one) replaced simbench's (143, the
+            signal.signal(signal.SIGTERM, on_term)   # resume hint): this process's own handler again
     return True
 
 

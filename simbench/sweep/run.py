@@ -11,7 +11,8 @@ from typing import Any
 
 from ..errors import SimbenchError, shown
 from .jobs import ChunkData, JobSpec, check_count, job_module
-from .output import SweepFolder, read, totals
+from .local import refuse_in_worker_import
+from .output import SweepError, SweepFolder, read, totals
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +159,9 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
             ray_address: str | None = None, progress: bool = True,
             on_chunk: Callable[[ChunkData], None] | None = None, on_start: Callable[[list], None] | None = None
             ) -> SweepResult:
-    """Run ``spec`` into folder ``out`` (resuming what is there) on ``engine``."""
+    """Run ``spec`` into folder ``out`` (resuming what is there) on ``engine``. A usage error
+    (the job cannot run as given) leaves no folder or manifest behind unless one was there."""
+    refuse_in_worker_import()
     if engine not in ENGINES:
         raise SimbenchError(f"engine = {shown(engine)}; expected one of {', '.join(ENGINES)}")
     if ray_address is not None and engine != "ray":
@@ -216,6 +219,11 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
 
             facts.update(run_ray(spec, folder.todo, deliver, workers, on_start))
         status = "complete"
+    except SweepError:
+        raise
+    except SimbenchError:   # a usage error (the job cannot run as given): no trace of this run stays
+        status = "refused"
+        raise
     except KeyboardInterrupt:
         status = "interrupted"
         done = len(folder.chunks) - len(folder.todo) + folder.written
@@ -229,6 +237,8 @@ def execute(spec: JobSpec, out: str | os.PathLike, *, engine: str = "local", wor
         folder.run_record.update({k: v for k, v in facts.items()
                                   if k in ("workers", "replaced", "ray_startup_seconds", "compile_seconds")})
         folder.close(status, seconds)
+        if status == "refused":
+            folder.discard()
         if started:
             ray.shutdown()
     result = SweepResult(folder.dir, folder.manifest, folder.written, len(folder.chunks) - len(folder.todo),
@@ -262,6 +272,7 @@ def sweep(kind: str, target: str | os.PathLike | Sequence[str | os.PathLike] = (
     states per robot). The same ``seed`` and ``chunk_size`` give bit-identical files whatever ``engine``
     (``"local"`` or ``"ray"``) and ``workers``.
     """
+    refuse_in_worker_import()   # a script without the __main__ guard, imported by a spawned worker
     spec = prepare(kind, _paths(kind, target), samples=samples, seed=seed, chunk_size=chunk_size, **options)
     return execute(spec, out, engine=engine, workers=workers, ray_address=ray_address, progress=progress,
                    on_chunk=on_chunk)
