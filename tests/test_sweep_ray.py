@@ -83,8 +83,7 @@ def test_a_worker_with_another_copy_of_the_scene_refuses_in_one_line(tmp_path, l
     with pytest.raises(SimbenchError, match=r"a Ray worker cannot load the job: scene file '.*scene.toml' differs on "
                                             r"this node \(SHA-256 [0-9a-f]{12}, driver [0-9a-f]{12}\)"):
         execute(spec, tmp_path / "o", engine="ray", workers=1, progress=False)
-    m = read_manifest(tmp_path / "o")
-    assert m["runs"][-1]["status"] == "failed" and m["chunks"] == {}
+    assert not (tmp_path / "o").exists()   # a usage error: the folder this run made is gone again (walkthrough T)
 
 
 def test_the_command_line_on_its_own_ray_instance_says_only_its_lines(tmp_path):

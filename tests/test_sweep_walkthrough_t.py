@@ -204,3 +204,11 @@ def test_sigterm_on_the_ray_engine_is_143_with_the_resume_hint(tmp_path):
     assert "SIGTERM received" not in err and "logging.cc" not in err, err[-3000:]
     m = json.loads((tmp_path / "r3/_manifest.json").read_text())
     assert m["runs"][-1]["status"] == "interrupted" and len(m["chunks"]) >= 2
+
+
+def test_ctrl_c_on_the_ray_engine_prints_no_ray_retry_lines(tmp_path):
+    # Ctrl-C to the group: the actors' pending calls were retried, and Ray printed coloured
+    # '(raylet) Task SweepActor.run failed ... will be retried' lines on stdout
+    rc, out, err = _ray_run_stopped(tmp_path, lambda p: os.killpg(p.pid, signal.SIGINT))
+    assert rc == 130 and err.strip().splitlines()[-1] == "simbench sweep: interrupted", err[-3000:]
+    assert out == "" and "will be retried" not in err, out[-3000:]

@@ -160,6 +160,7 @@ def run_ray(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], Non
     ray = require_ray()
     t0 = time.perf_counter()
     actors: list[Any] = []
+    inflight: dict[Any, tuple[Chunk, int]] = {}
     try:
         n = workers or cluster_cpus(ray)
         n = min(n, len(todo)) if todo else 0
@@ -171,9 +172,14 @@ def run_ray(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], Non
         ready = time.perf_counter() - t0
         if on_start is not None:
             on_start(actors)
-        replaced = _loop(ray, remote, spec, actors, todo, deliver)
+        replaced = _loop(ray, remote, spec, actors, todo, deliver, inflight)
         return {"workers": n, "actor_start_seconds": ready, "replaced": replaced}
     finally:
+        for ref in inflight:   # an interrupted sweep: its pending calls cancelled, not retried on a dying actor
+            try:                # (Ray printed '(raylet) Task SweepActor.run failed ... will be retried' on stdout)
+                ray.cancel(ref, force=False)
+            except Exception:
+                pass
         for a in actors:
             try:
                 ray.kill(a)
@@ -182,13 +188,12 @@ def run_ray(spec: JobSpec, todo: list[Chunk], deliver: Callable[[ChunkData], Non
 
 
 def _loop(ray: Any, remote: Any, spec: JobSpec, actors: list, todo: list[Chunk],
-          deliver: Callable[[ChunkData], None]) -> int:
+          deliver: Callable[[ChunkData], None], inflight: dict[Any, tuple[Chunk, int]]) -> int:
     from collections import deque
 
     from ray.exceptions import RayTaskError
 
     queue = deque(todo)
-    inflight: dict[Any, tuple[Chunk, int]] = {}
     load = [0] * len(actors)
     attempts: dict[int, int] = {}
     replaced = 0
