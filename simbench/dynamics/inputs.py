@@ -170,16 +170,22 @@ def wrenched_call(model: RobotModel, d: KernelModel, rows: Any, q: Any, qd: Any,
     return None
 
 
+def batch_shape(arrays: Sequence[Any], names: Sequence[str], expected: str) -> tuple[int, ...]:
+    """The broadcast leading dimensions of joint arrays (numpy's or jax's, last axis the joints),
+    or one line naming each array's shape and ``expected``."""
+    try:
+        return np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+    except ValueError:
+        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
+            f"{n} {a.shape}" for a, n in zip(arrays, names)) + f"; {expected}") from None
+
+
 def joint_arrays(model: RobotModel, *named: tuple[Any, str, str]) -> tuple[tuple, list[np.ndarray]]:
     """Validate ``(value, name, space)`` triples (space "q": (..., nq), "v": (..., nv)) and
     broadcast their batch dimensions; returns the batch shape and C-contiguous (N, size) arrays."""
     arrs = [as_joint_array(model, v, n, s) for v, n, s in named]
-    try:
-        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
-    except ValueError:
-        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
-            f"{n} {a.shape}" for a, (_, n, _) in zip(arrs, named)) +
-            f"; q must be (..., {model.nq}) and velocities (..., {model.nv})") from None
+    batch = batch_shape(arrs, [n for _, n, _ in named],
+                        f"q must be (..., {model.nq}) and velocities (..., {model.nv})")
     rows = int(np.prod(batch, dtype=np.int64))
     flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(rows, a.shape[-1]),
                                  dtype=float) for a in arrs]

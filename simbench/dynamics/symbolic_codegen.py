@@ -19,6 +19,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ShapeError, SimbenchError
+from .inputs import batch_shape
 
 if TYPE_CHECKING:
     from .symbolic import SymbolicDynamics
@@ -38,12 +39,7 @@ def _inputs(inputs: tuple, labels: Sequence[str], names: Sequence[str]) -> tuple
             raise ShapeError(f"{label} has shape {a.shape}; expected (..., {n}) with joints in "
                              f"order {list(names)}")
         arrs.append(a)
-    try:
-        batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrs))
-    except ValueError:
-        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
-            f"{label} {a.shape}" for a, label in zip(arrs, labels)) + f"; each must be (..., {n}) "
-            f"with the same or broadcastable leading dimensions") from None
+    batch = batch_shape(arrs, labels, f"each must be (..., {n}) with the same or broadcastable leading dimensions")
     return arrs, batch
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import ShapeError, SimbenchError
 from ...model import RobotModel
-from ..inputs import (gravity_vector, in_root_frame, inertia_faults, joint_arrays, loss_flags,
+from ..inputs import (batch_shape, gravity_vector, in_root_frame, inertia_faults, joint_arrays, loss_flags,
                       wrench_items)
 from ..packing import kernel_model
 from . import lagrange as L
@@ -230,12 +230,7 @@ def _traced_arrays(model: RobotModel, named: Sequence[tuple[Any, str, str]]) -> 
             raise ShapeError(f"{n} has shape {x.shape}; expected (..., {size}) with joints in order "
                              f"{list(labels)}")
         xs.append(x)
-    try:
-        batch = np.broadcast_shapes(*(x.shape[:-1] for x in xs))
-    except ValueError:
-        raise ShapeError("joint arrays do not broadcast: " + ", ".join(
-            f"{n} {x.shape}" for x, (_, n, _) in zip(xs, named)) +
-            f"; q must be (..., {model.nq}) and velocities (..., {model.nv})") from None
+    batch = batch_shape(xs, [n for _, n, _ in named], f"q must be (..., {model.nq}) and velocities (..., {model.nv})")
     return xs, batch
 
 
