@@ -15,6 +15,7 @@ from simbench import SimbenchError
 from simbench.sweep import sweep
 from simbench.sweep.local import GUARD_EXIT, MAX_EARLY_DEATHS, _Pool
 from simbench.sweep.output import SweepError
+from test_sweep_faults import _group_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,16 +26,6 @@ def _env(**extra) -> dict:
     return env
 
 
-def _gone(pgid: int, timeout: float = 10.0) -> bool:
-    """No process of group ``pgid`` is left (within ``timeout``)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _run_script(tmp_path, body: str, timeout: float = 120, **env):
@@ -48,7 +39,7 @@ def _run_script(tmp_path, body: str, timeout: float = 120, **env):
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         raise AssertionError(f"the script ran for more than {timeout} s: {err[-2000:]}")
-    assert _gone(proc.pid), "a process of the script was left behind"
+    assert _group_gone(proc.pid), "a process of the script was left behind"
     return proc.returncode, out, err
 
 
@@ -192,7 +183,7 @@ def _ray_run_stopped(tmp_path, how):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert _gone(proc.pid, 60), "a process of the Ray sweep was left behind"
+    assert _group_gone(proc.pid, 60), "a process of the Ray sweep was left behind"
     return proc.returncode, out, err
 
 
