@@ -110,6 +110,11 @@ def test_sigint_then_rerun_completes_with_identical_results(tmp_path):
         raise AssertionError("an unfinished sweep was read whole")
     except SimbenchError as exc:
         assert f"({done:,} of {SAMPLES // 1500:,} chunks)" in str(exc) and "read(out, partial=True)" in str(exc)
+    try:
+        read(tmp_path / "o", partial="false")   # any text is True in Python: 'false' read the chunks
+        raise AssertionError("partial='false' was taken")
+    except SimbenchError as exc:
+        assert str(exc) == "partial = 'false'; expected True or False (did you mean False?)", exc
     part, whole = read(tmp_path / "o", partial=True), read(tmp_path / "ref")
     expected = np.concatenate([np.arange(e["start"], e["stop"]) for e in m["chunks"].values()])
     assert np.array_equal(part.samples, np.sort(expected)) and len(part.samples) == done * 1500

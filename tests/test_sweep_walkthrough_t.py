@@ -55,6 +55,7 @@ def test_a_script_without_the_main_guard_fails_in_one_line_and_leaves_nothing_ru
     assert len(said) == 1, err[-3000:]   # the driver's, once; the workers exit silently
     assert "sw_noguard.py" in said[0] and "in use by" not in err and "died" not in err
     assert len(err.splitlines()) < 40
+    assert "EOFError" not in err and "During handling" not in err, err   # the error alone, no chained pipe error
     assert not list((tmp_path / "xs").glob("chunk-*"))
 
 

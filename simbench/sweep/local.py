@@ -206,12 +206,12 @@ class _Pool:
                         w.proc.join(timeout=1.0)
                         code = w.proc.exitcode
                         if code == GUARD_EXIT and not w.ready:
-                            raise SweepError(GUARD_LINE.format(script=_script()))
+                            raise SweepError(GUARD_LINE.format(script=_script())) from None
                         early = early + 1 if not w.done else 0
                         if early > MAX_EARLY_DEATHS:
                             raise SweepError(f"{early} sweep workers in a row died before computing a chunk (last: "
                                              f"{w.name}, exit code {code}); expected a worker to load the job and "
-                                             "compute: run with --workers 1 to see the error in this process")
+                                             "compute: run with --workers 1 to see the error in this process") from None
                         for chunk in reversed(w.inflight):
                             attempts[chunk.index] = attempts.get(chunk.index, 0) + 1
                             if attempts[chunk.index] >= MAX_ATTEMPTS:

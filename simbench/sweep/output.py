@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import SimbenchError, shown, shown_path
+from ..errors import SimbenchError, flag, shown, shown_path
 from ..outputs import folder_made, writable_dir
 from .jobs import Chunk, ChunkData, JobSpec
 from .sampling import sha256_file
@@ -440,7 +440,7 @@ def read(out: str | os.PathLike, columns: Any = None, *, partial: bool = False) 
 
     manifest = read_manifest(out)
     done, total = len(manifest["chunks"]), manifest["n_chunks"]
-    if not manifest.get("complete") and not partial:
+    if not manifest.get("complete") and not flag(partial, "partial"):   # 'false' would read as True
         raise SimbenchError(f"the sweep in {shown_path(str(out))} is not finished ({done:,} of {total:,} chunks); "
                             f"run the same command again to complete it, or read(out, partial=True) for the "
                             f"rows of the {done:,} chunks written")
