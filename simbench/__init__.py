@@ -33,12 +33,14 @@ _LAZY = {
     "load_source": "simbench.urdf_source",
     "sweep": "simbench.sweep",
     "check": "simbench.check",
+    "testing": "simbench.testing",
 }
 
 
 if TYPE_CHECKING:   # type checkers see the real names ("X as X": re-exported); at run time they load on first use
     from . import check as check
     from . import dynamics as dynamics
+    from . import testing as testing
     from .bullet.collision import ClosestPoints as ClosestPoints
     from .bullet.collision import CollisionDetector as CollisionDetector
     from .bullet.collision import NamedCollisionObject as NamedCollisionObject

@@ -138,3 +138,14 @@ def test_progress_bars_follow_the_logging_switch(monkeypatch, verbosity, tty, dr
         with progress.progress(range(3), desc="x") as bar:
             assert bar.disable is (not drawn)  # (tqdm sets it when the bar closes)
             assert list(bar) == [0, 1, 2]
+
+
+def test_every_module_the_readme_calls_through_simbench_is_an_attribute():
+    """``simbench.testing.assert_matches_pybullet(...)`` after ``import simbench`` (as the README
+    writes it) raised AttributeError (walkthrough V). Oracle: the README's own text."""
+    readme = (ROOT / "README.md").read_text()
+    used = set(re.findall(r"\bsimbench\.([a-z_]+)\.[A-Za-z_]+\(", readme))
+    code = "import simbench\n" + "".join(f"simbench.{name}\n" for name in sorted(used))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert {"testing", "sweep", "dynamics", "check"} <= used, used
