@@ -179,6 +179,7 @@ CASES = [
     C("urdf-is-yaml", info("cell.yaml", api="RobotModel.from_urdf('cell.yaml')"), {"cell.yaml": "body:\n  - name: r\n"}, "'cell.yaml' is a YAML file", "expected a URDF (XML) file, or a scene as a TOML file"),
     C("view-scene-is-yaml", cli("view", "cell.yaml", "--direct"), {"cell.yaml": "body:\n  - name: r\n"}, "cell.yaml: scene files are TOML", "not YAML; robots are URDF files"),
     C("scene-is-yaml", api("Scene.from_toml('cell.yaml')"), {"cell.yaml": "body:\n  - name: r\n"}, "cell.yaml: not valid TOML", "scene files are TOML ([[body]] tables, see docs/scenes.md), not YAML"),
+    C("check-scene-body-in-yaml", cli("check", "cell.yaml:robot"), {"cell.yaml": "body:\n  - name: r\n"}, "cell.yaml:robot: scene files are TOML", "not YAML; expected SCENE.toml:BODY"),
     C("urdf-simbench-missing", info("simbench:nope.urdf", api="RobotModel.from_urdf('simbench:nope.urdf')"), {}, "'simbench:nope.urdf'", "looked in"),
     C("urdf-is-a-folder", info("sub", api="RobotModel.from_urdf('sub')"), {"sub/x": ""}, "'sub' is a folder", "expected a file"),
     C("urdf-empty-file", INFO, {"bad.urdf": ""}, "bad.urdf", "malformed XML"),

@@ -131,6 +131,10 @@ def resolve_target(target: str | os.PathLike, *, base_orientation: Sequence[floa
     (``RobotModel.with_floating_base``; PyBullet loads it with a free base); a scene body follows
     its ``fixed_base``."""
     text = os.fspath(target)
+    head = text.rpartition(":")[0]
+    if head.lower().endswith((".yaml", ".yml", ".json")):   # SCENE:BODY with a scene in another format
+        raise SimbenchError(f"{text}: scene files are TOML ([[body]] tables, see docs/scenes.md), not "
+                            f"{head.rsplit('.', 1)[1].upper()}; expected SCENE.toml:BODY")
     if is_scene(text):
         if base_orientation is not None:
             raise SimbenchError(f"{text}: --base-orientation applies to URDF targets; a scene target takes "
