@@ -132,3 +132,22 @@ def test_floating_base_torques_take_nv_values_with_a_zero_base():
         assert "\n" not in msg and "tau[6:]" in msg and "[5.0, 0.0, 0.0, 0.0, 0.0, 0.0]" in msg
         with pytest.raises(simbench.SimbenchError, match=r"shape \(17,\)"):
             r.set_torques(np.zeros(17))
+
+
+def test_a_state_read_and_written_back_warns_of_no_limit(caplog):
+    """The README's floating-base block reads the a1's state and writes it back: its knees load
+    at 0, outside [-2.697, -0.916], and set_model_state warned four times about values the user
+    never chose (walkthrough V). Only joints given a new value outside the limits get a line.
+    Oracle: PyBullet's own joint positions and the a1's URDF limits."""
+    with simbench.Simulation(A1_FLOATING, gui=False) as sim, caplog.at_level(logging.WARNING):
+        r = sim.robot
+        knees = [j for j, n in enumerate(r.joint_names) if n.endswith("_lower_joint")]
+        assert len(knees) == 4 and all(pb.getJointState(r.id, r.body.movable_indices[j], physicsClientId=sim.client)[0]
+                                       == 0.0 for j in knees)   # the premise: outside their limits
+        q, v = r.model_state()
+        r.set_model_state(q, v)
+        assert not [rec for rec in caplog.records if "outside its limits" in rec.getMessage()]
+        q[7 + knees[0]] = 0.1   # a new value outside: one line
+        r.set_model_state(q, v)
+        lines = [rec.getMessage() for rec in caplog.records if "outside its limits" in rec.getMessage()]
+        assert len(lines) == 1 and "set to 0.1 rad" in lines[0], lines

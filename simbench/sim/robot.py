@@ -252,11 +252,17 @@ class Robot:
                 raise SimbenchError(f"{who}: " + outside_limits(f"{self.joint_names[i]} = {v:g}{note}", v, lo, hi, unit))
 
     def _warn_outside(self, sel: np.ndarray, qv: np.ndarray, who: str) -> None:
-        """One warning line per joint (once per robot) set outside its limits."""
+        """One warning line per joint (once per robot) set outside its limits. A joint given the
+        value it has (a state read and written back: the a1 loads with its knees at 0, outside
+        [-2.697, -0.916]) is not set by the user and gets no line."""
+        now = None
         for i, v in zip(sel, qv):
             lo, hi, unit = self._limits[i]
             name = self.joint_names[i]
             if lo < hi and not lo - 1e-9 <= v <= hi + 1e-9 and name not in self._outside:
+                now = self.q if now is None else now
+                if abs(v - now[i]) <= 1e-12:
+                    continue
                 self._outside.add(name)
                 logger.warning("%s: joint %r set to %g %s, outside its limits [%.4g, %.4g]; PyBullet's "
                                "limit pushes it back from the next step", who, name, v, unit, lo, hi)
