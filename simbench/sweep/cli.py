@@ -16,7 +16,7 @@ from .output import SweepError
 EPILOG = """examples:
   simbench sweep collision simbench:kuka_cubes.toml --samples 1000000 --seed 0 --out labels
   simbench sweep collision scene.toml --samples 1e6 --seed 0 --out labels --engine ray --ray-address auto
-  simbench sweep collision two_arms.toml --robot left --robot right --pairs world --samples 100000 --out both
+  simbench sweep collision simbench:two_arms.toml --robot left --robot right --pairs world --samples 100000 --out both
   simbench sweep dynamics pybullet_data:kuka_iiwa/model.urdf --samples 100000 --seed 1 --out iiwa_dyn
   simbench sweep dynamics pybullet_data:a1/a1.urdf --floating --samples 100000 --seed 1 --out a1_dyn
   simbench sweep check --corpus pybullet_data --samples 20 --out check_all
