@@ -417,7 +417,7 @@ class RobotModel:
                 t = self.joint_type[j]
                 lim = (f" [{self.joint_lower[j]:.4g}, {self.joint_upper[j]:.4g}]"
                        if t in ("revolute", "prismatic") else "")
-                ax = "" if t == "fixed" else " axis " + np.array2string(self.joint_axis[j], precision=3)
+                ax = "" if t in ("fixed", "spherical") else " axis " + np.array2string(self.joint_axis[j], precision=3)
                 lines.append(f"  {pad}-- {self.joint_all_names[j]} ({t}{lim}{ax}) --> "
                              f"{self.link_names[k]}  ({self.link_mass[k]:.4g} kg)")
             stack.extend((c, depth + 1) for c in reversed(children.get(k, [])))

@@ -400,7 +400,7 @@ class CollisionDetector:
             return bool(flat[0])
         return np.asarray(flat, dtype=bool).reshape(batch)
 
-    def link_distances(self, q: Any = None, max_distance: float = 1.0, *, workers: int | None = None) -> list:
+    def link_distances(self, q: Any = None, max_distance: float = 1.0, *, workers: int | None = None) -> tuple | list:
         """Per configuration (a list for a batch (N, dof)) and per pair, the tuple of
         (link A, link B, distance) of every point PyBullet finds within ``max_distance``, links
         by name, padding applied: for a whole-body pair, every link pair that comes that close,
