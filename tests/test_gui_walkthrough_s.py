@@ -183,3 +183,59 @@ def test_a_sync_window_follows_the_mouse_while_the_script_computes(display, tmp_
     save(after[-1], tmp_path / "after.png")
     assert test_gui.changed(before[-1], after[-1]) > 3000
     assert np.asarray(after[-1]).std() > 5   # a picture, not a blank window
+
+
+SYNC_COUNTED = """
+    import collections, json, math, time
+    import pybullet
+    import simbench
+    from simbench.bullet.collision import NamedCollisionObject as O
+
+    spent, calls = collections.Counter(), collections.Counter()
+    def slowed(name, drawing):
+        real = getattr(pybullet, name)
+        def call(*args, **kwargs):
+            if not drawing(args):
+                return real(*args, **kwargs)
+            t0 = time.perf_counter()
+            try:
+                time.sleep(0.04)    # a frame of a loaded machine's software renderer
+                return real(*args, **kwargs)
+            finally:
+                calls[name] += 1
+                spent[name] += time.perf_counter() - t0
+        setattr(pybullet, name, call)
+    slowed("addUserDebugLine", lambda a: True)
+    slowed("addUserDebugText", lambda a: True)
+    slowed("configureDebugVisualizer", lambda a: a[:1] == (pybullet.COV_ENABLE_SINGLE_STEP_RENDERING,))
+
+    with simbench.Simulation("scene.toml", gui=True, render="sync") as sim:
+        det = sim.detector([(O("left", "lbr_iiwa_link_7"), "ball"), ("ball", "table")])
+        print("ready", flush=True)
+        spent.clear(); calls.clear()
+        t0, steps = time.perf_counter(), 0
+        while time.perf_counter() - t0 < 6.0:
+            time.sleep(0.02)                             # the script computes between steps
+            sim.set_pose("ball", [0.7 + 0.1 * math.sin(5 * sim.t), 0.0, 0.6])
+            sim.step()
+            steps += 1
+            if steps % 8 == 0:
+                sim.draw_closest_points(det.closest_points(max_distance=1.0))
+        print("spent", json.dumps(dict(wall=time.perf_counter() - t0, steps=steps, calls=dict(calls),
+                                       spent=dict(spent))), flush=True)
+"""
+
+
+def test_a_sync_window_keeps_one_drawing_budget_for_redraws_and_pushes(display, tmp_path):
+    """``--render sync`` with a script busy between steps spent ~70 % of the run drawing
+    (walkthrough W: 16.8 s for 1 s simulated where the script's own work took 5 s): the per-step
+    redraw had no budget and the idle redraw and the pushes one each. With every redraw and
+    debug call 40 ms slower, the three now share one budget: at most ~1/4 of the wall time
+    (0.35 allowed for the calls' own overhead), the window still redrawn and drawn."""
+    w = run(SYNC_COUNTED, display, tmp_path, "ready", period=1.0, scene=CELL)
+    assert w.returncode == 0, w.text("err")[-3000:]
+    line = next(x for x in w.text().splitlines() if x.startswith("spent "))
+    out = json.loads(line.split(maxsplit=1)[1])
+    drawing = sum(out["spent"].values())
+    assert drawing / out["wall"] <= 0.35, out
+    assert out["calls"].get("configureDebugVisualizer", 0) >= 5 and out["calls"].get("addUserDebugLine", 0) >= 1, out

@@ -137,6 +137,7 @@ class Window:
         self._push_cost = 0.0  # wall seconds the last push took
         self._line_shown: dict[int, tuple] = {}  # what each segment or leader line shows (rounded)
         self._last_redraw, self._redraw_cost = time.perf_counter(), 0.0
+        self._quiet_until = -math.inf   # no drawing of any kind (push, redraw) before: one budget for all
         p.configureDebugVisualizer(p.COV_ENABLE_SHADOWS, int(bool(shadows)), physicsClientId=client)
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=client)
@@ -159,7 +160,7 @@ class Window:
                     return
                 now = time.perf_counter()
                 if window.render == "sync" and now - window._last_tick >= 1.0 / window.redraw_hz and \
-                        now - window._last_redraw >= max(1.0 / window.redraw_hz, DRAW_SHARE * window._redraw_cost):
+                        now >= window._quiet_until and now - window._last_redraw >= 1.0 / window.redraw_hz:
                     try:   # the window follows the mouse while the script computes, at most 1/4 of the time
                         window.redraw()
                     except p.error:
@@ -167,7 +168,7 @@ class Window:
                 # no step for 1 / TEXT_HZ s (a push blocks the steps: counted from its end), and
                 # the drawing budget of a step's push (DRAW_SHARE) holds here too
                 if now - max(window._last_tick, window._last_overlay + window._push_cost) >= 1.0 / TEXT_HZ and \
-                        now - window._last_overlay >= DRAW_SHARE * window._push_cost:
+                        now >= window._quiet_until:
                     look = now - max(window._last_look, window._last_text) >= 1.0 / TEXT_HZ
                     try:
                         if window.behind() or (look and window.moved()):
@@ -272,7 +273,7 @@ class Window:
         now = time.perf_counter()
         # at most overlay_hz pushes a second, and never more than 1 / DRAW_SHARE of the wall
         # time: a push waits DRAW_SHARE times as long as the last one took
-        if force or now - self._last_overlay >= max(1.0 / self.overlay_hz, DRAW_SHARE * self._push_cost):
+        if force or (now - self._last_overlay >= 1.0 / self.overlay_hz and now >= self._quiet_until):
             self._last_overlay = now
             texts = force or now - self._last_text >= max(1.0 / TEXT_HZ, DRAW_SHARE * self._push_cost)
             if texts:
@@ -297,8 +298,22 @@ class Window:
             if self.show_time and texts:  # with every row drawn by then
                 self._push_time(shown_t)
             self._push_cost = time.perf_counter() - now
-        if self.render == "sync" and (force or now - self._last_redraw >= 1.0 / self.redraw_hz):
+            pushed = True
+        else:
+            pushed = False
+        later = time.perf_counter()   # a sync window shows a push only once redrawn: the two go together
+        if self.render == "sync" and (force or pushed or (later - self._last_redraw >= 1.0 / self.redraw_hz
+                                                          and later >= self._quiet_until)):
             self.redraw()
+        if pushed:
+            self._spent(now)   # the push and its redraw: one drawing
+
+    def _spent(self, start: float) -> None:
+        """A drawing (a push or a redraw) that began at ``start`` has ended: the next one of any
+        kind waits DRAW_SHARE times its length from its start, so that pushes and redraws
+        together take at most 1 / DRAW_SHARE of the wall time (each had its own budget, and a
+        sync window with a script busy between steps spent 70 % of the run drawing)."""
+        self._quiet_until = max(self._quiet_until, start + DRAW_SHARE * (time.perf_counter() - start))
 
     def redraw(self) -> None:
         """Draw one frame now (in ``"sync"`` mode the only way the window changes)."""
@@ -306,6 +321,7 @@ class Window:
         if self.render == "sync":
             p.configureDebugVisualizer(p.COV_ENABLE_SINGLE_STEP_RENDERING, 1, physicsClientId=self.client)
             self._redraw_cost = time.perf_counter() - self._last_redraw
+            self._spent(self._last_redraw)
 
     def mouse_note(self) -> str:
         """How the window answers the mouse, for a start line."""
