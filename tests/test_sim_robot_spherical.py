@@ -10,6 +10,7 @@ import pytest
 
 import simbench
 from simbench.dynamics import forward_dynamics, forward_kinematics, link_jacobian
+from simbench.errors import ShapeError
 
 pb = pytest.importorskip("pybullet")
 
@@ -151,3 +152,21 @@ def test_a_state_read_and_written_back_warns_of_no_limit(caplog):
         r.set_model_state(q, v)
         lines = [rec.getMessage() for rec in caplog.records if "outside its limits" in rec.getMessage()]
         assert len(lines) == 1 and "set to 0.1 rad" in lines[0], lines
+
+
+def test_simulation_of_a_urdf_and_the_torque_shapes_it_takes():
+    """``Simulation("pybullet_data:humanoid/humanoid.urdf")`` said "cannot read the scene file: No
+    such file" (walkthrough W; ``simbench run --scene`` takes a URDF): a URDF is a one-body scene
+    named "robot", base fixed. A wrong-length set_torques named only the scalar joints' form
+    though the whole model's is taken. Oracle: PyBullet's joint types."""
+    with simbench.Simulation("pybullet_data:humanoid/humanoid.urdf", gui=False) as sim:
+        assert list(sim.bodies) == ["robot"]
+        bid = sim.bodies["robot"]
+        types = [pb.getJointInfo(bid, j, physicsClientId=sim.client)[2] for j in range(pb.getNumJoints(bid, physicsClientId=sim.client))]
+        n_ball, n_scalar = types.count(pb.JOINT_SPHERICAL), types.count(pb.JOINT_REVOLUTE)
+        assert (n_ball, n_scalar) == (8, 4) and (sim.model.nq, sim.model.nv) == (4 * n_ball + n_scalar, 3 * n_ball + n_scalar)
+        with pytest.raises(ShapeError, match=r"^tau has shape \(3,\); expected \(4,\) with joints in order "
+                                             r"\['right_elbow', 'left_elbow', 'right_knee', 'left_knee'\], or \(28,\) "
+                                             r"in the order of the whole model's v_labels \(robot\.model\.v_labels\)$"):
+            sim.robot.set_torques(np.zeros(3))
+        sim.robot.set_torques(np.zeros(28))   # the whole model's form is taken

@@ -148,7 +148,7 @@ class Scene:
             text = os.fspath(path)
         except SimbenchError as exc:
             raise SceneError(str(exc)) from None
-        path = found if text.startswith("simbench:") else Path(text).expanduser()  # named as given
+        path = found if text.startswith(("simbench:", PYBULLET_DATA_PREFIX)) else Path(text).expanduser()  # as given
         try:
             data = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as exc:
@@ -402,7 +402,8 @@ class LoadedScene:
 
 
 def load_scene(scene: "Scene | str | os.PathLike | None") -> Scene:
-    """A :class:`Scene` from a Scene, a TOML path, or ``None`` for the bundled default."""
+    """A :class:`Scene` from a Scene, a TOML path, a URDF (one body named "robot", its base fixed,
+    as ``simbench run --scene ROBOT.urdf``), or ``None`` for the bundled default."""
     if scene is None:
         return Scene.from_toml(DEFAULT_SCENE)
     if isinstance(scene, Scene):
@@ -410,6 +411,9 @@ def load_scene(scene: "Scene | str | os.PathLike | None") -> Scene:
     if not isinstance(scene, (str, os.PathLike)):
         raise SceneError(f"scene = {shown(scene)}; expected a scene file (a TOML path or simbench:NAME), a Scene, a "
                          "dict of the scene file's form (Simulation) or None (the bundled scene)")
+    if os.fspath(scene).lower().endswith((".urdf", ".xacro")):   # a robot alone, as simbench run --scene takes it
+        return Scene.from_dict({"body": [{"name": "robot", "urdf": os.fspath(scene), "fixed_base": True}]},
+                               base_dir=Path.cwd(), source=os.fspath(scene))
     return Scene.from_toml(scene)
 
 

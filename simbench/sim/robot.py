@@ -235,8 +235,10 @@ class Robot:
             raise ShapeError(f"{what} = {shown(value)}; expected {self.dof} numbers for joints "
                              f"{list(self.joint_names)} or a mapping by joint name") from None
         if arr.shape != (self.dof,):
+            full = self.model.nv   # set_torques also takes the whole model's (spherical joints, a zero base)
+            also = f", or ({full},) in the order of the whole model's v_labels (robot.model.v_labels)" if what == "tau" and full != self.dof else ""
             raise ShapeError(f"{what} has shape {arr.shape}; expected ({self.dof},) with joints in "
-                             f"order {list(self.joint_names)}")
+                             f"order {list(self.joint_names)}{also}")
         if not np.all(np.isfinite(arr)):
             i = int(np.flatnonzero(~np.isfinite(arr))[0])
             raise ShapeError(f"{what} holds {arr[i]} for joint {self.joint_names[i]!r}; expected finite numbers")
