@@ -53,7 +53,8 @@ class Simulation:
     """The main server (GUI or DIRECT) and the collision server with ``scene`` loaded, plus
     simulated time, the robot, the window, recordings and collision detectors.
 
-    ``scene``: a :class:`~simbench.bullet.scene.Scene`, a TOML path, a dict in the scene-file
+    ``scene``: a :class:`~simbench.bullet.scene.Scene`, a TOML path, a URDF (one body named
+    "robot", base fixed), a dict in the scene-file
     layout (relative URDF paths are taken from the current directory), or ``None`` for the
     bundled KUKA-among-cubes scene. ``gui``: ``True``, ``False`` or ``None`` (a window when a
     display answers; see :mod:`simbench.bullet.display` for the fallback). ``dt``: the physics
