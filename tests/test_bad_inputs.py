@@ -455,7 +455,7 @@ CASES = [
     C("sweep-engine-unknown", cli(*SWEEP, "--samples", "5", "--engine", "rey"), {}, "'rey'", "expected local or ray (did you mean ray?)"),
     C("check-corpus-unknown", cli("check", "--corpus", "pybulet_data"), {}, "'pybulet_data'", "choose from 'pybullet_data'"),
     C("view-scene-q-unknown-joint", cli("view", "--direct", "two.toml", "--q", "jj=1", "--out", "v.png"), {}, "'jj'", "did you mean 'j'?"),
-    C("view-scene-misspelled-suffix", cli("view", "--direct", "simbench:wall_iiwa.tml", "--out", "v.png"), {}, "error: file not found: 'simbench:wall_iiwa.tml'", "did you mean 'simbench:wall_iiwa.toml'?"),
+    C("view-scene-misspelled-suffix", cli("view", "--direct", "simbench:wall_iiwa.tml", "--out", "v.png"), {}, "error: file not found: 'simbench:wall_iiwa.tml'", "did you mean 'simbench:wall_iiwa.toml'"),
     C("view-local-scene-misspelled-suffix", cli("view", "--direct", "two.tml", "--out", "v.png"), {}, "error: file not found: 'two.tml'", "did you mean 'two.toml'?"),
     C("view-scene-joint-unknown", cli("view", "--direct", "scene.toml", "--out", "v.png"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
     C("run-scene-joint-unknown", cli(*SCENE[0], "--direct"), {"scene.toml": scene("joints = { jj = 1.0 }")}, "'jj'", "did you mean 'j'?"),
