@@ -204,7 +204,7 @@ def test_legend_follows_a_camera_moved_between_steps(display, tmp_path, mode):
     for k, start in enumerate(moves):
         end = starts[k + 1] if k + 1 < len(moves) else done
         after = [(t, img) for t, img in w.grabs if start + 1.5 < t < end - 0.3]
-        assert len(after) >= 10, len(after)
+        assert len(after) >= 6, len(after)   # grabs take 0.05-0.2 s each on a loaded machine (CI: 8 in 1.7 s)
         save(after[0][1], tmp_path / f"moved{k}_first.png")
         save(after[-1][1], tmp_path / f"moved{k}_last.png")
         assert test_gui.changed(ref, after[-1][1]) > 3000        # the view did turn
@@ -212,7 +212,7 @@ def test_legend_follows_a_camera_moved_between_steps(display, tmp_path, mode):
             assert legend_ok(img, 2), (mode, k, round(t - start, 2), legend_rows(img))
             assert overlap(dark_mask(img, rows), dark_mask(ref, rows)) >= 0.8, (mode, k, round(t - start, 2))
             checked += 1
-    assert checked >= 20, checked
+    assert checked >= 12, checked
 
 
 # ---------------------------------------------------------------------- item 5: time with its rows
